@@ -1,0 +1,71 @@
+/**
+ * The engine interface: the small surface where the JS and the WASM backends
+ * plug in (like a p-queue backend). The {@link Tracker} façade validates and
+ * converts every input first, so an engine sees only numbers that already keep
+ * the contract; both engines must answer every call identically.
+ *
+ * @module
+ */
+
+/** What a completion did. */
+export const Completion = {
+  /** Not accepted: the handle or offset was never issued by this tracker (foreign, stale, unknown, or the tracker is revoked). */
+  Rejected: 0,
+  /** Accepted earlier already: nothing changed. */
+  Duplicate: 1,
+  /** Newly completed; the safe position did not move (an earlier record is still unfinished). */
+  Completed: 2,
+  /** Newly completed and the safe position moved forward. */
+  Advanced: 3,
+} as const;
+/** One of the {@link Completion} codes. */
+export type Completion = (typeof Completion)[keyof typeof Completion];
+
+/**
+ * One tracker's storage and hot path inside an engine.
+ *
+ * Positions are numbers; `-1` means "not known yet" (no start given and nothing
+ * registered). Handles are `base + seq`, seq counting registered records from 0.
+ */
+export interface EngineTracker {
+  /**
+   * Appends a validated batch: `offsets[0..count)` strictly increasing, the first not
+   * below {@link delivered}, `next` past the last (or not below `delivered` when empty),
+   * and room for `count` more retained entries. Returns the handle of `offsets[0]`
+   * (the batch's handles are consecutive).
+   */
+  register(offsets: Float64Array, count: number, next: number): number;
+  /** Completes one record by handle. Anything not issued (or non-integer) is `Rejected`. */
+  complete(handle: number): Completion;
+  /** Completes `handles[0..count)`; returns how many were newly completed. */
+  completeMany(handles: Float64Array, count: number): number;
+  /** Completes the delivered record at `offset`; offsets below {@link safe} (and not below the first delivered offset) are `Duplicate`. */
+  completeOffset(offset: number): Completion;
+  /** The safe position: offset of the oldest unfinished record, else the last batch's `next`. */
+  safe(): number;
+  /** The last batch's `next` position (or the start). */
+  delivered(): number;
+  /** Entries held: unfinished plus completed-but-blocked. */
+  retained(): number;
+  /** Completed entries still held behind an unfinished head. */
+  blocked(): number;
+  /** Handle of the oldest retained entry (equals the next handle to issue when none is retained). */
+  headHandle(): number;
+  /** Bytes of storage this tracker holds right now. */
+  bytes(): number;
+  /** Frees the storage; the tracker is never called again. */
+  release(): void;
+}
+
+/** A backend that opens trackers. */
+export interface Engine {
+  /** `"js"` or `"wasm"`. */
+  readonly kind: "js" | "wasm";
+  /**
+   * Opens a tracker.
+   * @param base first handle (a multiple of 2^32 below 2^52)
+   * @param start safe position before anything is registered, or -1 when unknown
+   * @param capacity maximum retained entries (validated by the façade: 1..2^30)
+   */
+  open(base: number, start: number, capacity: number): EngineTracker;
+}

@@ -1,0 +1,77 @@
+/**
+ * Typed errors. Every message names the offending value and what was expected;
+ * an operation that throws has changed nothing.
+ *
+ * @module
+ */
+
+/** Base class of every error this library throws on purpose. */
+export class OffsetFrontierError extends Error {
+  /** @param message what went wrong, naming the value and the expectation */
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** An offset (or `next` position) that is not an integer in [0, 2^53) given as number, bigint or decimal string. */
+export class InvalidOffsetError extends OffsetFrontierError {
+  /** The rejected input, exactly as given. */
+  readonly value: unknown;
+  /** @param what which input it was (e.g. `offsets[3]`) @param value the rejected input */
+  constructor(what: string, value: unknown) {
+    super(
+      `${what} must be an integer in [0, 2^53) given as number, bigint or decimal string; got ${describe(value)}`,
+    );
+    this.value = value;
+  }
+}
+
+/** A batch that breaks the registration rules: order, overlap with earlier batches, or its `next` position. */
+export class InvalidBatchError extends OffsetFrontierError {}
+
+/** Registering the batch would retain more entries than the tracker's capacity allows. */
+export class CapacityError extends OffsetFrontierError {
+  /** The tracker's capacity in entries. */
+  readonly capacity: number;
+  /** Entries retained when the batch was refused (pending plus completed-but-blocked). */
+  readonly retained: number;
+  /** Size of the refused batch. */
+  readonly requested: number;
+  /** @param capacity limit @param retained entries held @param requested batch size */
+  constructor(capacity: number, retained: number, requested: number) {
+    super(
+      `a batch of ${requested} records does not fit: ${retained} entries are retained (pending or completed behind a pending head) of a capacity of ${capacity}`,
+    );
+    this.capacity = capacity;
+    this.retained = retained;
+    this.requested = requested;
+  }
+}
+
+/** The tracker was revoked: its positions can no longer be read and it accepts nothing. */
+export class RevokedError extends OffsetFrontierError {}
+
+/** An option or argument outside its allowed range or type. */
+export class InvalidArgumentError extends OffsetFrontierError {}
+
+/** The requested engine cannot run here (e.g. `engine: "wasm"` where WebAssembly is unavailable). */
+export class EngineUnavailableError extends OffsetFrontierError {}
+
+/** Renders a value for an error message: strings quoted, bigints with `n`, others by type. */
+export function describe(value: unknown): string {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
+    case "bigint":
+      return `${value}n`;
+    case "number":
+      return Object.is(value, -0) ? "-0" : String(value);
+    case "undefined":
+      return "undefined";
+    case "object":
+      return value === null ? "null" : `an object (${Object.prototype.toString.call(value)})`;
+    default:
+      return `a ${typeof value}`;
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * The frontier: every partition assignment of one consumer, and the commits they
+ * justify. It proposes only safe positions, only for assigned partitions, and
+ * moves `confirmed` only when the broker acknowledged.
+ *
+ * @module
+ */
+import { InvalidArgumentError, describe } from "./errors.ts";
+import type { OffsetInput } from "./offset.ts";
+import { Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";
+
+/** One partition's commit: `offset` is the next offset to read (the safe position). */
+export interface PartitionCommit {
+  /** Topic name. */
+  readonly topic: string;
+  /** Partition number. */
+  readonly partition: number;
+  /** The safe position to commit. */
+  readonly offset: number;
+}
+
+/** A commit to send; pass it back to {@link Frontier.confirm} or {@link Frontier.fail}. */
+export interface CommitProposal {
+  /** Identifies the proposal among those in flight. */
+  readonly id: number;
+  /** Partitions whose safe position moved past their last confirmed or in-flight commit. */
+  readonly offsets: readonly PartitionCommit[];
+}
+
+/** The three positions of a partition, never mixed up. */
+export interface PartitionPositions {
+  /** Where delivery has reached. */
+  delivered: number | undefined;
+  /** The resume position justified by completed work. */
+  safe: number | undefined;
+  /** The last offset the broker acknowledged in a commit during this assignment. */
+  confirmed: number | undefined;
+  /** The offset of a commit sent and not answered yet. */
+  inflight: number | undefined;
+}
+
+/** {@link TrackerStats} of one partition plus its commit positions. */
+export interface PartitionStats extends TrackerStats {
+  /** Topic name. */
+  topic: string;
+  /** Partition number. */
+  partition: number;
+  /** Last acknowledged commit of this assignment. */
+  confirmed: number | undefined;
+  /** Commit in flight. */
+  inflight: number | undefined;
+}
+
+interface Assignment {
+  readonly tracker: Tracker;
+  confirmed: number | undefined;
+  inflight: number | undefined;
+  inflightId: number;
+}
+
+/**
+ * Per-partition trackers of one consumer and the commit protocol around them.
+ *
+ * @example
+ * ```ts
+ * import { Frontier } from "./mod.ts";
+ * const f = new Frontier({ engine: "js" });
+ * const t = f.assign("orders", 0, 40);
+ * const h = t.register([40, 41], 42);
+ * t.complete(h);
+ * const p = f.propose(); // { id: 1, offsets: [{ topic: "orders", partition: 0, offset: 41 }] }
+ * // ... await consumer.commitOffsets(...) ...
+ * if (p) f.confirm(p); // confirmed = 41
+ * ```
+ */
+export class Frontier {
+  readonly #options: Omit<TrackerOptions, "start">;
+  readonly #topics = new Map<string, Map<number, Assignment>>();
+  #nextId = 1;
+
+  /** @param options tracker options shared by every partition (capacity, engine, clock) */
+  constructor(options: Omit<TrackerOptions, "start"> = {}) {
+    this.#options = { ...options };
+  }
+
+  /**
+   * Starts a new assignment of a partition with a fresh tracker. An existing
+   * assignment of it is lost (revoked without a commit): its handles are never
+   * accepted by the new tracker.
+   * @param start the safe position before any batch (e.g. the committed offset), if known
+   */
+  assign(topic: string, partition: number, start?: OffsetInput): Tracker {
+    checkPartition(topic, partition);
+    const tracker = new Tracker({ ...this.#options, start });
+    let partitions = this.#topics.get(topic);
+    if (!partitions) this.#topics.set(topic, partitions = new Map());
+    partitions.get(partition)?.tracker.revoke();
+    partitions.set(partition, { tracker, confirmed: undefined, inflight: undefined, inflightId: 0 });
+    return tracker;
+  }
+
+  /** The tracker of a currently assigned partition. */
+  tracker(topic: string, partition: number): Tracker | undefined {
+    return this.#topics.get(topic)?.get(partition)?.tracker;
+  }
+
+  /** The partitions currently assigned. */
+  assigned(): Array<{ topic: string; partition: number }> {
+    const out: Array<{ topic: string; partition: number }> = [];
+    for (const [topic, partitions] of this.#topics) for (const partition of partitions.keys()) out.push({ topic, partition });
+    return out;
+  }
+
+  /**
+   * Orderly revoke: returns the partition's final commit (when its safe position moved
+   * past the last confirmed or in-flight commit), then ends the assignment. The caller
+   * sends that commit while it still owns the partition.
+   */
+  revoke(topic: string, partition: number): PartitionCommit | undefined {
+    const a = this.#topics.get(topic)?.get(partition);
+    if (!a) return undefined;
+    const safe = a.tracker.safe;
+    this.#drop(topic, partition, a);
+    return safe !== undefined && safe > floor(a) ? { topic, partition, offset: safe } : undefined;
+  }
+
+  /** Loss of authority (e.g. the session timed out): ends the assignment without any commit. */
+  lose(topic: string, partition: number): void {
+    const a = this.#topics.get(topic)?.get(partition);
+    if (a) this.#drop(topic, partition, a);
+  }
+
+  /**
+   * Proposes a commit of every assigned partition (or those `include` accepts) whose
+   * safe position moved past its last confirmed or in-flight commit, and marks those
+   * in flight. `undefined` when nothing moved.
+   */
+  propose(include?: (topic: string, partition: number) => boolean): CommitProposal | undefined {
+    const id = this.#nextId;
+    const offsets: PartitionCommit[] = [];
+    for (const [topic, partitions] of this.#topics) {
+      for (const [partition, a] of partitions) {
+        const safe = a.tracker.safe;
+        if (safe === undefined || safe <= floor(a)) continue;
+        if (include && !include(topic, partition)) continue;
+        a.inflight = safe;
+        a.inflightId = id;
+        offsets.push({ topic, partition, offset: safe });
+      }
+    }
+    if (offsets.length === 0) return undefined;
+    this.#nextId++;
+    return { id, offsets };
+  }
+
+  /** The broker acknowledged the proposal: `confirmed` moves for partitions still in this assignment. */
+  confirm(proposal: CommitProposal): void {
+    for (const { topic, partition, offset } of proposal.offsets) {
+      const a = this.#topics.get(topic)?.get(partition);
+      if (!a || a.inflightId !== proposal.id) continue; // reassigned since, or superseded
+      if (a.confirmed === undefined || offset > a.confirmed) a.confirmed = offset;
+      a.inflight = undefined;
+      a.inflightId = 0;
+    }
+  }
+
+  /** The commit failed or its outcome is unknown: nothing moves; its partitions may be proposed again. */
+  fail(proposal: CommitProposal): void {
+    for (const { topic, partition } of proposal.offsets) {
+      const a = this.#topics.get(topic)?.get(partition);
+      if (!a || a.inflightId !== proposal.id) continue;
+      a.inflight = undefined;
+      a.inflightId = 0;
+    }
+  }
+
+  /** The delivered, safe, confirmed and in-flight positions of an assigned partition. */
+  positions(topic: string, partition: number): PartitionPositions | undefined {
+    const a = this.#topics.get(topic)?.get(partition);
+    if (!a) return undefined;
+    return { delivered: a.tracker.delivered, safe: a.tracker.safe, confirmed: a.confirmed, inflight: a.inflight };
+  }
+
+  /** Stats of every assigned partition. */
+  stats(): PartitionStats[] {
+    const out: PartitionStats[] = [];
+    for (const [topic, partitions] of this.#topics) {
+      for (const [partition, a] of partitions) {
+        out.push({ topic, partition, ...a.tracker.stats(), confirmed: a.confirmed, inflight: a.inflight });
+      }
+    }
+    return out;
+  }
+
+  /** Loses every assignment (no commits) and frees all trackers. */
+  close(): void {
+    for (const [topic, partitions] of this.#topics) for (const [partition, a] of partitions) this.#drop(topic, partition, a);
+  }
+
+  #drop(topic: string, partition: number, a: Assignment): void {
+    a.tracker.revoke();
+    const partitions = this.#topics.get(topic);
+    partitions?.delete(partition);
+    if (partitions?.size === 0) this.#topics.delete(topic);
+  }
+}
+
+function floor(a: Assignment): number {
+  return Math.max(a.confirmed ?? -1, a.inflight ?? -1);
+}
+
+function checkPartition(topic: string, partition: number): void {
+  if (typeof topic !== "string" || topic.length === 0) {
+    throw new InvalidArgumentError(`topic must be a non-empty string; got ${describe(topic)}`);
+  }
+  if (!Number.isInteger(partition) || partition < 0 || partition > 2147483647) {
+    throw new InvalidArgumentError(`partition must be an integer in [0, 2^31); got ${describe(partition)}`);
+  }
+}

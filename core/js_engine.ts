@@ -1,0 +1,276 @@
+/**
+ * The pure-TypeScript engine: the reference every other engine must agree with,
+ * and the fallback where WebAssembly is unavailable.
+ *
+ * Storage (per tracker, all typed arrays, grown by doubling up to the capacity):
+ * - `bits`: the completed bitmap, one bit per retained record at ring position
+ *   `seq & mask`; bits of seqs in [head, issued) are exact, others are stale and
+ *   are cleared when their position is issued again.
+ * - `summary`: one bit per bitmap word; set ⟹ that word is all ones, so the
+ *   prefix advance skips 32 (or 1,024) finished records per step.
+ * - `runSeq`/`runOff`: offsets as runs; a new run starts only at a gap, so dense
+ *   offsets cost nothing per record.
+ *
+ * @module
+ */
+import { Completion, type Engine, type EngineTracker } from "./engine.ts";
+
+const MIN_RING = 1024; // bits; keeps the 1,024-record summary step aligned
+const MIN_RUNS = 16;
+
+/** The pure-TS engine (see the module doc for its storage layout). */
+export const jsEngine: Engine = {
+  kind: "js",
+  open(base: number, start: number, capacity: number): EngineTracker {
+    return new JsTracker(base, start, capacity);
+  },
+};
+
+function ctz(x: number): number {
+  return 31 - Math.clz32(x & -x);
+}
+
+function nextPow2(n: number): number {
+  let r = MIN_RING;
+  while (r < n) r *= 2;
+  return r;
+}
+
+class JsTracker implements EngineTracker {
+  readonly #base: number;
+  #head = 0; // seq of the oldest retained record
+  #issued = 0; // seq the next registered record gets
+  #blocked = 0; // completed records in [head, issued)
+  #next: number; // the last batch's next position (or the start; -1 unknown)
+  #firstOffset = -1; // first offset ever registered
+  #lastOffset = -1; // last offset registered
+  #mask = MIN_RING - 1;
+  #bits = new Int32Array(MIN_RING >>> 5);
+  #summary = new Int32Array(1);
+  #runSeq = new Float64Array(MIN_RUNS);
+  #runOff = new Float64Array(MIN_RUNS);
+  #runMask = MIN_RUNS - 1;
+  #runHead = 0; // absolute index of the run holding head (or the last run)
+  #runTail = 0; // number of runs ever opened
+
+  constructor(base: number, start: number, _capacity: number) {
+    this.#base = base;
+    this.#next = start;
+  }
+
+  register(offsets: Float64Array, count: number, next: number): number {
+    const first = this.#base + this.#issued;
+    if (count > 0) {
+      this.#ensureRing(this.#issued - this.#head + count);
+      this.#clear(this.#issued, count);
+      let last = this.#lastOffset;
+      for (let i = 0; i < count; i++) {
+        const o = offsets[i];
+        if (o !== last + 1 || this.#runTail === 0) this.#openRun(this.#issued + i, o);
+        last = o;
+      }
+      if (this.#firstOffset < 0) this.#firstOffset = offsets[0];
+      this.#lastOffset = last;
+      this.#issued += count;
+    }
+    this.#next = next;
+    return first;
+  }
+
+  complete(handle: number): Completion {
+    const seq = handle - this.#base;
+    if (!(seq >= this.#head && seq < this.#issued) || !Number.isInteger(seq)) {
+      return seq >= 0 && seq < this.#head && Number.isInteger(seq) ? Completion.Duplicate : Completion.Rejected;
+    }
+    const p = seq & this.#mask;
+    const w = p >>> 5;
+    const bit = 1 << (p & 31);
+    const x = this.#bits[w];
+    if ((x & bit) !== 0) return Completion.Duplicate;
+    const y = x | bit;
+    this.#bits[w] = y;
+    this.#blocked++;
+    if (y === -1) this.#summary[w >>> 5] |= 1 << (w & 31);
+    if (seq !== this.#head) return Completion.Completed;
+    this.#advance();
+    return Completion.Advanced;
+  }
+
+  completeMany(handles: Float64Array, count: number): number {
+    const base = this.#base, head = this.#head, issued = this.#issued, mask = this.#mask;
+    const bits = this.#bits, summary = this.#summary;
+    let added = 0;
+    let atHead = false;
+    for (let i = 0; i < count; i++) {
+      const seq = handles[i] - base;
+      if (!(seq >= head && seq < issued) || !Number.isInteger(seq)) continue;
+      const p = seq & mask;
+      const w = p >>> 5;
+      const bit = 1 << (p & 31);
+      const x = bits[w];
+      if ((x & bit) !== 0) continue;
+      const y = x | bit;
+      bits[w] = y;
+      added++;
+      if (y === -1) summary[w >>> 5] |= 1 << (w & 31);
+      if (seq === head) atHead = true;
+    }
+    this.#blocked += added;
+    if (atHead) this.#advance();
+    return added;
+  }
+
+  completeOffset(offset: number): Completion {
+    const safe = this.safe();
+    if (offset < safe) {
+      return this.#firstOffset >= 0 && offset >= this.#firstOffset ? Completion.Duplicate : Completion.Rejected;
+    }
+    if (this.#head >= this.#issued) return Completion.Rejected;
+    const runSeq = this.#runSeq, runOff = this.#runOff, rm = this.#runMask;
+    // Newest run first (dense offsets: one run), else binary search over the runs held.
+    let r = (this.#runTail - 1) & rm;
+    let end = this.#issued;
+    if (offset < runOff[r]) {
+      let lo = this.#runHead, hi = this.#runTail - 2; // answer in [lo, hi]
+      while (lo < hi) {
+        const mid = lo + Math.ceil((hi - lo) / 2);
+        if (runOff[mid & rm] <= offset) lo = mid;
+        else hi = mid - 1;
+      }
+      r = lo & rm;
+      end = runSeq[(lo + 1) & rm];
+    }
+    const seq = runSeq[r] + (offset - runOff[r]);
+    return seq < end ? this.complete(this.#base + seq) : Completion.Rejected;
+  }
+
+  safe(): number {
+    if (this.#head >= this.#issued) return this.#next;
+    const r = this.#runHead & this.#runMask;
+    return this.#runOff[r] + (this.#head - this.#runSeq[r]);
+  }
+
+  delivered(): number {
+    return this.#next;
+  }
+
+  retained(): number {
+    return this.#issued - this.#head;
+  }
+
+  blocked(): number {
+    return this.#blocked;
+  }
+
+  headHandle(): number {
+    return this.#base + this.#head;
+  }
+
+  bytes(): number {
+    return this.#bits.byteLength + this.#summary.byteLength + this.#runSeq.byteLength + this.#runOff.byteLength;
+  }
+
+  release(): void {
+    this.#bits = new Int32Array(0);
+    this.#summary = new Int32Array(0);
+    this.#runSeq = new Float64Array(0);
+    this.#runOff = new Float64Array(0);
+    this.#head = this.#issued;
+  }
+
+  /** Moves head past the completed prefix: words of 32, summary words of 1,024, ctz at the first gap. */
+  #advance(): void {
+    const end = this.#issued, mask = this.#mask, bits = this.#bits, summary = this.#summary;
+    let pos = this.#head;
+    while (pos < end) {
+      const p = pos & mask;
+      if ((p & 1023) === 0 && summary[p >>> 10] === -1) {
+        pos += 1024;
+        continue;
+      }
+      const w = p >>> 5;
+      const off = p & 31;
+      const zeros = ~bits[w] & (-1 << off);
+      if (zeros === 0) {
+        pos += 32 - off;
+        continue;
+      }
+      pos += ctz(zeros) - off;
+      break;
+    }
+    if (pos > end) pos = end;
+    this.#blocked -= pos - this.#head;
+    this.#head = pos;
+    const runSeq = this.#runSeq, rm = this.#runMask;
+    while (this.#runHead + 1 < this.#runTail && runSeq[(this.#runHead + 1) & rm] <= pos) this.#runHead++;
+  }
+
+  #openRun(seq: number, offset: number): void {
+    if (this.#runTail - this.#runHead > this.#runMask) this.#growRuns();
+    const r = this.#runTail & this.#runMask;
+    this.#runSeq[r] = seq;
+    this.#runOff[r] = offset;
+    this.#runTail++;
+  }
+
+  #growRuns(): void {
+    const size = (this.#runMask + 1) * 2;
+    const seqs = new Float64Array(size), offs = new Float64Array(size);
+    for (let i = this.#runHead; i < this.#runTail; i++) {
+      seqs[i & (size - 1)] = this.#runSeq[i & this.#runMask];
+      offs[i & (size - 1)] = this.#runOff[i & this.#runMask];
+    }
+    this.#runSeq = seqs;
+    this.#runOff = offs;
+    this.#runMask = size - 1;
+  }
+
+  /** Clears the bits (and summary bits) of seqs [from, from + count), count ≤ ring size. */
+  #clear(from: number, count: number): void {
+    const size = this.#mask + 1;
+    const p = from & this.#mask;
+    const first = Math.min(count, size - p);
+    this.#clearPositions(p, p + first);
+    if (first < count) this.#clearPositions(0, count - first);
+  }
+
+  #clearPositions(a: number, b: number): void {
+    const bits = this.#bits, summary = this.#summary;
+    const wa = a >>> 5, wb = (b - 1) >>> 5;
+    const headMask = -1 << (a & 31);
+    const tailMask = -1 >>> (31 - ((b - 1) & 31));
+    if (wa === wb) {
+      bits[wa] &= ~(headMask & tailMask);
+    } else {
+      bits[wa] &= ~headMask;
+      bits.fill(0, wa + 1, wb);
+      bits[wb] &= ~tailMask;
+    }
+    for (let w = wa; w <= wb; w++) summary[w >>> 5] &= ~(1 << (w & 31));
+  }
+
+  /** Grows the ring to hold `needed` entries, re-laying the retained bits. */
+  #ensureRing(needed: number): void {
+    if (needed <= this.#mask + 1) return;
+    const size = nextPow2(needed), newMask = size - 1;
+    const bits = new Int32Array(size >>> 5);
+    const old = this.#bits, oldMask = this.#mask, end = this.#issued;
+    for (let s = this.#head; s < end;) {
+      const p = s & oldMask;
+      const off = p & 31;
+      const span = Math.min(32 - off, end - s);
+      let x = (old[p >>> 5] >>> off) & (span === 32 ? -1 : (1 << span) - 1);
+      while (x !== 0) {
+        const q = (s + ctz(x)) & newMask;
+        bits[q >>> 5] |= 1 << (q & 31);
+        x &= x - 1;
+      }
+      s += span;
+    }
+    const summary = new Int32Array(Math.max(1, size >>> 10));
+    for (let w = 0; w < bits.length; w++) if (bits[w] === -1) summary[w >>> 5] |= 1 << (w & 31);
+    this.#bits = bits;
+    this.#summary = summary;
+    this.#mask = newMask;
+  }
+}

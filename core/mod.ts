@@ -1,0 +1,42 @@
+/**
+ * offset-frontier: safe offset commits for parallel Kafka consumers.
+ *
+ * A consumer that hands records to concurrent workers sees them finish out of order;
+ * the only safe commit for a partition is the end of the completed prefix of what
+ * was delivered. A {@link Tracker} follows that prefix for one partition assignment;
+ * a {@link Frontier} holds every assignment of a consumer and proposes the commits.
+ *
+ * @example
+ * ```ts
+ * import { Tracker } from "offset-frontier";
+ * const t = new Tracker({ start: 100 });
+ * const first = t.register([100, 104, 105], 106);
+ * t.complete(first + 2);
+ * t.safe; // 100: offset 100 is unfinished
+ * t.complete(first);
+ * t.safe; // 104
+ * ```
+ *
+ * @module
+ */
+export { Completion, type Engine, type EngineTracker } from "./engine.ts";
+export { type EngineChoice, resolveEngine } from "./engines.ts";
+export {
+  CapacityError,
+  EngineUnavailableError,
+  InvalidArgumentError,
+  InvalidBatchError,
+  InvalidOffsetError,
+  OffsetFrontierError,
+  RevokedError,
+} from "./errors.ts";
+export {
+  type CommitProposal,
+  Frontier,
+  type PartitionCommit,
+  type PartitionPositions,
+  type PartitionStats,
+} from "./frontier.ts";
+export { jsEngine } from "./js_engine.ts";
+export { OFFSET_LIMIT, type OffsetInput, toOffset } from "./offset.ts";
+export { DEFAULT_CAPACITY, type Handle, MAX_CAPACITY, Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";

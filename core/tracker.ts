@@ -1,0 +1,304 @@
+/**
+ * The tracker: one partition assignment's completed prefix.
+ *
+ * @module
+ */
+import { Completion, type Engine, type EngineTracker } from "./engine.ts";
+import { type EngineChoice, resolveEngine } from "./engines.ts";
+import { CapacityError, InvalidArgumentError, InvalidBatchError, RevokedError, describe } from "./errors.ts";
+import { type OffsetInput, toOffset } from "./offset.ts";
+
+/** A record's handle: a number issued at registration, valid only for the tracker that issued it. */
+export type Handle = number;
+
+/** Options of a {@link Tracker}. */
+export interface TrackerOptions {
+  /** The safe position before anything is registered (e.g. the committed offset). Omitted: unknown until the first batch. */
+  start?: OffsetInput;
+  /** Most entries held at once, pending and completed-but-blocked alike. Default 16,777,216; at most 2^30. */
+  capacity?: number;
+  /** `"auto"` (default: WASM when it loads, else JS), `"js"`, `"wasm"`, or an engine object. */
+  engine?: EngineChoice;
+  /** Milliseconds clock for ages; default `Date.now`. */
+  clock?: () => number;
+}
+
+/** A snapshot of one tracker. */
+export interface TrackerStats {
+  /** Which engine holds the storage. */
+  engine: "js" | "wasm";
+  /** Registered records not completed yet. */
+  pending: number;
+  /** Completed records held behind an unfinished earlier one. */
+  blocked: number;
+  /** `pending + blocked`: what counts against the capacity. */
+  retained: number;
+  /** The capacity in entries. */
+  capacity: number;
+  /** Offset of the oldest unfinished record, if any. */
+  oldestPendingOffset: number | undefined;
+  /** Milliseconds since that record's batch was registered, if any. */
+  oldestPendingAgeMs: number | undefined;
+  /** The safe position (resume offset justified by completed work), if known. */
+  safe: number | undefined;
+  /** Where delivery has reached: the last batch's `next` (or the start), if known. */
+  delivered: number | undefined;
+  /** Bytes of storage held. */
+  bytes: number;
+}
+
+/** Default capacity: 2^24 entries (a 2 MiB bitmap when full). */
+export const DEFAULT_CAPACITY = 16_777_216;
+/** Largest capacity accepted: 2^30 entries. */
+export const MAX_CAPACITY = 1_073_741_824;
+
+const TAG_SPACE = 1_048_576; // 2^20 tags × 2^32 handles each stay below 2^52
+const HANDLE_STRIDE = 4_294_967_296;
+let nextTag = 0;
+let offsetScratch = new Float64Array(1024);
+let handleScratch = new Float64Array(1024);
+
+/**
+ * Tracks one partition assignment: registers delivered batches, takes completions in
+ * any order, and answers the safe position to commit — the offset of the oldest
+ * unfinished record, or the last batch's `next` when everything is done.
+ *
+ * Single owner, no I/O. Handles are dense per tracker (a batch's handles are
+ * `first, first + 1, …`) and never accepted by another tracker, including the
+ * tracker of a later assignment of the same partition (up to 2^20 trackers apart
+ * and 2^32 records per tracker).
+ *
+ * @example
+ * ```ts
+ * import { Tracker, Completion } from "./mod.ts";
+ * const t = new Tracker({ start: 100 });
+ * const h = t.register([100, 104, 105], 106); // handles h, h + 1, h + 2
+ * t.complete(h + 2); // Completion.Completed: 100 is still unfinished
+ * t.safe; // 100
+ * t.complete(h); // Completion.Advanced
+ * t.safe; // 104
+ * t.complete(h + 1);
+ * t.safe; // 106
+ * ```
+ */
+export class Tracker {
+  readonly #engine: Engine;
+  readonly #capacity: number;
+  readonly #clock: () => number;
+  #store: EngineTracker | undefined;
+  #batchSeq: number[] = []; // first handle of each batch still holding pending records
+  #batchAt: number[] = []; // its registration time
+  #batchHead = 0;
+
+  /**
+   * @param options start, capacity, engine and clock
+   * @throws {InvalidOffsetError} for a bad `start`
+   * @throws {InvalidArgumentError} for a bad capacity, engine or clock
+   * @throws {EngineUnavailableError} for `engine: "wasm"` where it cannot load
+   */
+  constructor(options: TrackerOptions = {}) {
+    const { capacity = DEFAULT_CAPACITY, clock = Date.now } = options;
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
+      throw new InvalidArgumentError(`capacity must be an integer in [1, 2^30]; got ${describe(capacity)}`);
+    }
+    if (typeof clock !== "function") throw new InvalidArgumentError(`clock must be a function; got ${describe(clock)}`);
+    const start = options.start === undefined ? -1 : toOffset(options.start, "start");
+    this.#engine = resolveEngine(options.engine);
+    this.#capacity = capacity;
+    this.#clock = clock;
+    this.#store = this.#engine.open((nextTag++ % TAG_SPACE) * HANDLE_STRIDE, start, capacity);
+  }
+
+  /** Which engine this tracker runs on. */
+  get engine(): "js" | "wasm" {
+    return this.#engine.kind;
+  }
+
+  /** The capacity in entries. */
+  get capacity(): number {
+    return this.#capacity;
+  }
+
+  /** Whether {@link revoke} was called. */
+  get revoked(): boolean {
+    return this.#store === undefined;
+  }
+
+  /**
+   * The safe position: everything delivered below it is complete. `undefined` only
+   * before the first batch when no start was given.
+   * @throws {RevokedError} after {@link revoke}
+   */
+  get safe(): number | undefined {
+    const s = this.#live("read the safe position of").safe();
+    return s < 0 ? undefined : s;
+  }
+
+  /**
+   * Where delivery has reached: the last batch's `next` (or the start).
+   * @throws {RevokedError} after {@link revoke}
+   */
+  get delivered(): number | undefined {
+    const d = this.#live("read the delivered position of").delivered();
+    return d < 0 ? undefined : d;
+  }
+
+  /**
+   * Registers a delivered batch, whole and in delivery order, before any of its work
+   * is dispatched. The whole batch is validated first; on any error nothing changes.
+   *
+   * @param offsets the records' offsets, strictly increasing, the first not below the
+   *   previous batch's `next` (or the start)
+   * @param next the batch's next position: past the last offset (control records and
+   *   aborted transactions may leave a gap), e.g. KafkaJS `batch.lastOffset() + 1`
+   * @returns the first record's handle; the batch's handles are consecutive
+   * @throws {InvalidOffsetError} for an offset that is not an integer in [0, 2^53)
+   * @throws {InvalidBatchError} for unsorted offsets, an overlap with earlier batches or a bad `next`
+   * @throws {CapacityError} when the batch would exceed the capacity
+   * @throws {RevokedError} after {@link revoke}
+   */
+  register(offsets: ArrayLike<OffsetInput>, next: OffsetInput): Handle {
+    const store = this.#live("register a batch with");
+    if (offsets === null || typeof offsets !== "object" || typeof offsets.length !== "number") {
+      throw new InvalidBatchError(`offsets must be an array of offsets; got ${describe(offsets)}`);
+    }
+    const count = offsets.length;
+    if (offsetScratch.length < count) offsetScratch = new Float64Array(Math.max(count, offsetScratch.length * 2));
+    const scratch = offsetScratch;
+    const floor = store.delivered();
+    let prev = -1;
+    for (let i = 0; i < count; i++) {
+      const v = offsets[i];
+      const o = typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : toOffset(v, `offsets[${i}]`);
+      if (i === 0) {
+        if (o < floor) {
+          throw new InvalidBatchError(
+            `offsets[0] = ${o} is below the previous batch's next position ${floor}: batches must not overlap`,
+          );
+        }
+      } else if (o <= prev) {
+        throw new InvalidBatchError(
+          `offsets must be strictly increasing: offsets[${i}] = ${o} follows offsets[${i - 1}] = ${prev}`,
+        );
+      }
+      scratch[i] = o;
+      prev = o;
+    }
+    const n = toOffset(next, "next");
+    if (count > 0 && n <= prev) {
+      throw new InvalidBatchError(`next must be past the batch's last offset ${prev}; got ${n}`);
+    }
+    if (count === 0 && n < floor) {
+      throw new InvalidBatchError(`next of an empty batch must not be below the previous next position ${floor}; got ${n}`);
+    }
+    const retained = store.retained();
+    if (retained + count > this.#capacity) throw new CapacityError(this.#capacity, retained, count);
+    const first = store.register(scratch, count, n);
+    if (count > 0) {
+      this.#trimBatches(store.headHandle());
+      this.#batchSeq.push(first);
+      this.#batchAt.push(this.#clock());
+    }
+    return first;
+  }
+
+  /**
+   * Marks one record complete by its handle. O(1); moving the safe position past
+   * finished records costs O(words).
+   * @returns `Rejected` for a handle this tracker did not issue or after {@link revoke},
+   *   `Duplicate` when already complete, else `Completed` or `Advanced`
+   */
+  complete(handle: Handle): Completion {
+    const store = this.#store;
+    if (store === undefined || typeof handle !== "number") return Completion.Rejected;
+    return store.complete(handle);
+  }
+
+  /**
+   * Marks many records complete in one call (a `Float64Array` is used as is).
+   * Handles that are not accepted are skipped.
+   * @returns how many records were newly completed
+   */
+  completeMany(handles: ArrayLike<Handle>): number {
+    const store = this.#store;
+    if (store === undefined) return 0;
+    if (handles instanceof Float64Array) return store.completeMany(handles, handles.length);
+    const count = handles.length;
+    if (handleScratch.length < count) handleScratch = new Float64Array(Math.max(count, handleScratch.length * 2));
+    for (let i = 0; i < count; i++) {
+      const h = handles[i];
+      handleScratch[i] = typeof h === "number" ? h : NaN;
+    }
+    return store.completeMany(handleScratch, count);
+  }
+
+  /**
+   * Marks the delivered record at `offset` complete: O(1) within a run of dense
+   * offsets, O(log runs) across gaps. An offset below the safe position (and not
+   * below the first delivered offset) is already behind the frontier: `Duplicate`.
+   * @returns `Rejected` for an offset that was not delivered or after {@link revoke}
+   * @throws {InvalidOffsetError} for an offset that is not an integer in [0, 2^53)
+   */
+  completeOffset(offset: OffsetInput): Completion {
+    const o = toOffset(offset);
+    const store = this.#store;
+    return store === undefined ? Completion.Rejected : store.completeOffset(o);
+  }
+
+  /**
+   * A snapshot: pending, completed-but-blocked, oldest pending offset and age, positions.
+   * @throws {RevokedError} after {@link revoke}
+   */
+  stats(): TrackerStats {
+    const store = this.#live("read the stats of");
+    const retained = store.retained();
+    const blocked = store.blocked();
+    const pending = retained - blocked;
+    const safe = store.safe();
+    const delivered = store.delivered();
+    let age: number | undefined;
+    if (pending > 0) {
+      this.#trimBatches(store.headHandle());
+      age = this.#clock() - this.#batchAt[this.#batchHead];
+    }
+    return {
+      engine: this.#engine.kind,
+      pending,
+      blocked,
+      retained,
+      capacity: this.#capacity,
+      oldestPendingOffset: pending > 0 ? safe : undefined,
+      oldestPendingAgeMs: age,
+      safe: safe < 0 ? undefined : safe,
+      delivered: delivered < 0 ? undefined : delivered,
+      bytes: store.bytes(),
+    };
+  }
+
+  /**
+   * Ends the assignment: frees the memory; afterwards nothing is accepted and the
+   * positions can no longer be read. Idempotent.
+   */
+  revoke(): void {
+    this.#store?.release();
+    this.#store = undefined;
+    this.#batchSeq = [];
+    this.#batchAt = [];
+  }
+
+  /** Drops registration times of batches wholly behind the head handle. */
+  #trimBatches(head: number): void {
+    const seq = this.#batchSeq, at = this.#batchAt;
+    while (this.#batchHead + 1 < seq.length && seq[this.#batchHead + 1] <= head) this.#batchHead++;
+    if (this.#batchHead > 64 && this.#batchHead * 2 > seq.length) {
+      seq.splice(0, this.#batchHead);
+      at.splice(0, this.#batchHead);
+      this.#batchHead = 0;
+    }
+  }
+
+  #live(action: string): EngineTracker {
+    if (this.#store === undefined) throw new RevokedError(`cannot ${action} a revoked tracker`);
+    return this.#store;
+  }
+}
