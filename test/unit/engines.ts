@@ -1,0 +1,2 @@
+/** The engines every engine-generic test runs against. */
+export const ENGINES = ["js"] as const;
