@@ -76,6 +76,7 @@ interface Assignment {
 export class Frontier {
   readonly #options: Omit<TrackerOptions, "start">;
   readonly #topics = new Map<string, Map<number, Assignment>>();
+  readonly #outstanding = new Map<number, Assignment[]>(); // proposal id → the assignments it was made for
   #nextId = 1;
 
   /** @param options tracker options shared by every partition (capacity, engine, clock) */
@@ -138,6 +139,7 @@ export class Frontier {
   propose(include?: (topic: string, partition: number) => boolean): CommitProposal | undefined {
     const id = this.#nextId;
     const offsets: PartitionCommit[] = [];
+    const made: Assignment[] = [];
     for (const [topic, partitions] of this.#topics) {
       for (const [partition, a] of partitions) {
         const safe = a.tracker.safe;
@@ -146,32 +148,42 @@ export class Frontier {
         a.inflight = safe;
         a.inflightId = id;
         offsets.push({ topic, partition, offset: safe });
+        made.push(a);
       }
     }
     if (offsets.length === 0) return undefined;
     this.#nextId++;
+    this.#outstanding.set(id, made);
     return { id, offsets };
   }
 
-  /** The broker acknowledged the proposal: `confirmed` moves for partitions still in this assignment. */
+  /**
+   * The broker acknowledged the proposal: `confirmed` moves for the partitions whose
+   * assignment is still the one the proposal was made for. Call exactly one of
+   * `confirm` and `fail` per proposal.
+   */
   confirm(proposal: CommitProposal): void {
-    for (const { topic, partition, offset } of proposal.offsets) {
-      const a = this.#topics.get(topic)?.get(partition);
-      if (!a || a.inflightId !== proposal.id) continue; // reassigned since, or superseded
-      if (a.confirmed === undefined || offset > a.confirmed) a.confirmed = offset;
-      a.inflight = undefined;
-      a.inflightId = 0;
-    }
+    this.#settle(proposal, true);
   }
 
   /** The commit failed or its outcome is unknown: nothing moves; its partitions may be proposed again. */
   fail(proposal: CommitProposal): void {
-    for (const { topic, partition } of proposal.offsets) {
-      const a = this.#topics.get(topic)?.get(partition);
-      if (!a || a.inflightId !== proposal.id) continue;
-      a.inflight = undefined;
-      a.inflightId = 0;
-    }
+    this.#settle(proposal, false);
+  }
+
+  #settle(proposal: CommitProposal, acknowledged: boolean): void {
+    const made = this.#outstanding.get(proposal.id);
+    if (!made) return;
+    this.#outstanding.delete(proposal.id);
+    proposal.offsets.forEach(({ topic, partition, offset }, i) => {
+      const a = made[i];
+      if (this.#topics.get(topic)?.get(partition) !== a) return; // reassigned or revoked since
+      if (acknowledged && (a.confirmed === undefined || offset > a.confirmed)) a.confirmed = offset;
+      if (a.inflightId === proposal.id) {
+        a.inflight = undefined;
+        a.inflightId = 0;
+      }
+    });
   }
 
   /** The delivered, safe, confirmed and in-flight positions of an assigned partition. */

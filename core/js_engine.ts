@@ -72,6 +72,7 @@ class JsTracker implements EngineTracker {
       if (this.#firstOffset < 0) this.#firstOffset = offsets[0];
       this.#lastOffset = last;
       this.#issued += count;
+      this.#skipRetiredRuns(); // head may sit exactly where a new run opened
     }
     this.#next = next;
     return first;
@@ -201,8 +202,13 @@ class JsTracker implements EngineTracker {
     if (pos > end) pos = end;
     this.#blocked -= pos - this.#head;
     this.#head = pos;
-    const runSeq = this.#runSeq, rm = this.#runMask;
-    while (this.#runHead + 1 < this.#runTail && runSeq[(this.#runHead + 1) & rm] <= pos) this.#runHead++;
+    this.#skipRetiredRuns();
+  }
+
+  /** Invariant: runHead is the last run starting at or before head. */
+  #skipRetiredRuns(): void {
+    const runSeq = this.#runSeq, rm = this.#runMask, head = this.#head;
+    while (this.#runHead + 1 < this.#runTail && runSeq[(this.#runHead + 1) & rm] <= head) this.#runHead++;
   }
 
   #openRun(seq: number, offset: number): void {
