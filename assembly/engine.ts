@@ -1,0 +1,463 @@
+/**
+ * The WASM engine: the AssemblyScript hot path behind the same engine interface as
+ * core/js_engine.ts, answering every call exactly as it does (core/wasm_engine.ts is
+ * the binding; test/unit/wasm_differential.test.ts proves the agreement).
+ *
+ * One module instance serves every tracker. A tracker is a small struct in linear
+ * memory (see the field offsets below) pointing at two blocks, all from the AS heap
+ * (TLSF: freed blocks are reused):
+ * - the ring: `bits` (one completed bit per retained record at ring position
+ *   `seq & mask`, 64-bit words) followed by `summary` (one bit per bitmap word; set ⟹
+ *   that word is all ones, so the prefix advance skips 64 records per word and up to
+ *   4,096 per summary word). Bits of seqs in [head, issued) are exact; others are
+ *   stale and cleared when their position is issued again. Starts at 512 bits and
+ *   doubles only when the retained entries need it.
+ * - the runs: (first seq, first offset) pairs, a ring of runs; a new run starts only at
+ *   a gap in the offsets, so dense offsets cost nothing per record.
+ *
+ * Offsets and handles cross the boundary as f64 (integers below 2^53); inside they are
+ * i64. Nothing here allocates managed objects.
+ */
+
+// Tracker struct: field offsets in bytes.
+// @ts-ignore: decorator
+@inline const BASE: usize = 0; // f64: first handle (handles are base + seq)
+// @ts-ignore: decorator
+@inline const HEAD: usize = 8; // i64: seq of the oldest retained record
+// @ts-ignore: decorator
+@inline const ISSUED: usize = 16; // i64: seq the next registered record gets
+// @ts-ignore: decorator
+@inline const BLOCKED: usize = 24; // i64: completed records in [head, issued)
+// @ts-ignore: decorator
+@inline const NEXT: usize = 32; // i64: the last batch's next position (or the start; -1 unknown)
+// @ts-ignore: decorator
+@inline const FIRST: usize = 40; // i64: first offset ever registered (-1 none)
+// @ts-ignore: decorator
+@inline const LAST: usize = 48; // i64: last offset registered (-1 none)
+// @ts-ignore: decorator
+@inline const RUN_HEAD: usize = 56; // i64: absolute index of the last run starting at or before head
+// @ts-ignore: decorator
+@inline const RUN_TAIL: usize = 64; // i64: number of runs ever opened
+// @ts-ignore: decorator
+@inline const BITS: usize = 72; // usize: the ring block (bitmap words, then summary words)
+// @ts-ignore: decorator
+@inline const MASK: usize = 76; // u32: ring size in bits - 1
+// @ts-ignore: decorator
+@inline const RUNS: usize = 80; // usize: the runs block, 16 bytes per run (seq i64, offset i64)
+// @ts-ignore: decorator
+@inline const RUN_MASK: usize = 84; // u32: runs held - 1
+// @ts-ignore: decorator
+@inline const STRUCT_SIZE: usize = 88;
+
+// @ts-ignore: decorator
+@inline const MIN_RING: u32 = 512; // bits: 64 bytes of bitmap + one summary word
+// @ts-ignore: decorator
+@inline const MIN_RUNS: u32 = 4;
+
+// Completion codes (core/engine.ts).
+// @ts-ignore: decorator
+@inline const REJECTED: i32 = 0;
+// @ts-ignore: decorator
+@inline const DUPLICATE: i32 = 1;
+// @ts-ignore: decorator
+@inline const COMPLETED: i32 = 2;
+// @ts-ignore: decorator
+@inline const ADVANCED: i32 = 3;
+
+// @ts-ignore: decorator
+@inline const ONES: u64 = 0xffff_ffff_ffff_ffff;
+
+/** Words of the bitmap of a ring of `mask + 1` bits. */
+// @ts-ignore: decorator
+@inline function ringWords(mask: u32): u32 {
+  return (mask + 1) >> 6;
+}
+
+/** Words of the summary of a ring of `mask + 1` bits (at least one). */
+// @ts-ignore: decorator
+@inline function summaryWords(mask: u32): u32 {
+  const w = ringWords(mask) >> 6;
+  return w > 0 ? w : 1;
+}
+
+/** Bytes of the ring block. */
+// @ts-ignore: decorator
+@inline function ringBytes(mask: u32): usize {
+  return <usize>(ringWords(mask) + summaryWords(mask)) << 3;
+}
+
+// @ts-ignore: decorator
+@inline function runSeq(runs: usize, rm: u32, i: i64): i64 {
+  return load<i64>(runs + (<usize>(<u32>i & rm) << 4));
+}
+
+// @ts-ignore: decorator
+@inline function runOff(runs: usize, rm: u32, i: i64): i64 {
+  return load<i64>(runs + (<usize>(<u32>i & rm) << 4), 8);
+}
+
+// ---------------------------------------------------------------- lifecycle
+
+/** Opens a tracker: `base` first handle, `start` safe position before anything is registered (-1 unknown). */
+export function open(base: f64, start: f64): usize {
+  const t = heap.alloc(STRUCT_SIZE);
+  store<f64>(t, base, BASE);
+  store<i64>(t, 0, HEAD);
+  store<i64>(t, 0, ISSUED);
+  store<i64>(t, 0, BLOCKED);
+  store<i64>(t, <i64>start, NEXT);
+  store<i64>(t, -1, FIRST);
+  store<i64>(t, -1, LAST);
+  store<i64>(t, 0, RUN_HEAD);
+  store<i64>(t, 0, RUN_TAIL);
+  const mask = MIN_RING - 1;
+  const bytes = ringBytes(mask);
+  const bits = heap.alloc(bytes);
+  memory.fill(bits, 0, bytes);
+  store<usize>(t, bits, BITS);
+  store<u32>(t, mask, MASK);
+  store<usize>(t, heap.alloc(<usize>MIN_RUNS << 4), RUNS);
+  store<u32>(t, MIN_RUNS - 1, RUN_MASK);
+  return t;
+}
+
+/** Frees the tracker's storage; `t` is never used again. */
+export function release(t: usize): void {
+  heap.free(load<usize>(t, BITS));
+  heap.free(load<usize>(t, RUNS));
+  heap.free(t);
+}
+
+/** Bytes of linear memory the tracker holds (struct, ring, runs). */
+export function bytes(t: usize): f64 {
+  return <f64>(STRUCT_SIZE + ringBytes(load<u32>(t, MASK)) + ((<usize>load<u32>(t, RUN_MASK) + 1) << 4));
+}
+
+let scratchPtr: usize = 0;
+let scratchLen: u32 = 0;
+
+/** A scratch area of at least `n` f64 slots for batches (the binding copies a batch there, then makes one call). */
+export function scratch(n: u32): usize {
+  if (n > scratchLen) {
+    if (scratchPtr != 0) heap.free(scratchPtr);
+    scratchPtr = heap.alloc(<usize>n << 3);
+    scratchLen = n;
+  }
+  return scratchPtr;
+}
+
+// ---------------------------------------------------------------- registration
+
+/** Appends `count` offsets (f64 at `src`), validated by the façade; returns the first record's handle. */
+export function register(t: usize, src: usize, count: u32, next: f64): f64 {
+  const issued = load<i64>(t, ISSUED);
+  const first = load<f64>(t, BASE) + <f64>issued;
+  if (count > 0) {
+    const head = load<i64>(t, HEAD);
+    ensureRing(t, issued - head + count);
+    clearSeqs(t, issued, count);
+    let last = load<i64>(t, RUN_TAIL) == 0 ? -2 : load<i64>(t, LAST); // -2: the first record opens a run
+    for (let i: u32 = 0; i < count; i++) {
+      const o = <i64>load<f64>(src + (<usize>i << 3));
+      if (o != last + 1) openRun(t, issued + i, o);
+      last = o;
+    }
+    if (load<i64>(t, FIRST) < 0) store<i64>(t, <i64>load<f64>(src), FIRST);
+    store<i64>(t, last, LAST);
+    store<i64>(t, issued + count, ISSUED);
+    skipRetiredRuns(t, head); // head may sit exactly where a new run opened
+  }
+  store<i64>(t, <i64>next, NEXT);
+  return first;
+}
+
+/** Grows the ring (by doubling) to hold `needed` entries, re-laying the retained bits. */
+function ensureRing(t: usize, needed: i64): void {
+  const mask = load<u32>(t, MASK);
+  if (needed <= <i64>mask + 1) return;
+  let size: i64 = <i64>mask + 1;
+  while (size < needed) size <<= 1;
+  const newMask = <u32>(size - 1);
+  const nbytes = ringBytes(newMask);
+  const nb = heap.alloc(nbytes);
+  memory.fill(nb, 0, nbytes);
+  const old = load<usize>(t, BITS);
+  const end = load<i64>(t, ISSUED);
+  // A segment of seqs within one old word lands within one new word at the same bit
+  // offset (both rings are multiples of 64 bits), so the copy is word by word.
+  for (let s = load<i64>(t, HEAD); s < end;) {
+    const p = <u32>s & mask;
+    const off = p & 63;
+    let span: i64 = 64 - off;
+    if (span > end - s) span = end - s;
+    let x = load<u64>(old + (<usize>(p >> 6) << 3)) >> off;
+    if (span < 64) x &= (<u64>1 << <u64>span) - 1;
+    if (x != 0) {
+      const q = <u32>s & newMask;
+      const at = nb + (<usize>(q >> 6) << 3);
+      store<u64>(at, load<u64>(at) | (x << off));
+    }
+    s += span;
+  }
+  const words = ringWords(newMask);
+  const summary = nb + (<usize>words << 3);
+  for (let w: u32 = 0; w < words; w++) {
+    if (load<u64>(nb + (<usize>w << 3)) == ONES) {
+      const at = summary + (<usize>(w >> 6) << 3);
+      store<u64>(at, load<u64>(at) | (<u64>1 << (w & 63)));
+    }
+  }
+  heap.free(old);
+  store<usize>(t, nb, BITS);
+  store<u32>(t, newMask, MASK);
+}
+
+/** Clears the bits (and summary bits) of seqs [from, from + count), count ≤ ring size. */
+function clearSeqs(t: usize, from: i64, count: u32): void {
+  const mask = load<u32>(t, MASK);
+  const bits = load<usize>(t, BITS);
+  const summary = bits + (<usize>ringWords(mask) << 3);
+  const p = <u32>from & mask;
+  const room = mask + 1 - p;
+  const first = count < room ? count : room;
+  clearPositions(bits, summary, p, p + first);
+  if (first < count) clearPositions(bits, summary, 0, count - first);
+}
+
+/** Clears ring positions [a, b) and the summary bits of the words they touch. */
+// @ts-ignore: decorator
+@inline function clearPositions(bits: usize, summary: usize, a: u32, b: u32): void {
+  clearBits(bits, a, b);
+  clearBits(summary, a >> 6, ((b - 1) >> 6) + 1);
+}
+
+/** Clears bits [a, b) of the u64 words at `ptr` (a < b). */
+function clearBits(ptr: usize, a: u32, b: u32): void {
+  const wa = a >> 6;
+  const wb = (b - 1) >> 6;
+  const headMask = ONES << (a & 63);
+  const tailMask = ONES >> (63 - ((b - 1) & 63));
+  const pa = ptr + (<usize>wa << 3);
+  if (wa == wb) {
+    store<u64>(pa, load<u64>(pa) & ~(headMask & tailMask));
+  } else {
+    store<u64>(pa, load<u64>(pa) & ~headMask);
+    if (wb > wa + 1) memory.fill(pa + 8, 0, <usize>(wb - wa - 1) << 3);
+    const pb = ptr + (<usize>wb << 3);
+    store<u64>(pb, load<u64>(pb) & ~tailMask);
+  }
+}
+
+function openRun(t: usize, seq: i64, offset: i64): void {
+  const tail = load<i64>(t, RUN_TAIL);
+  if (tail - load<i64>(t, RUN_HEAD) > <i64>load<u32>(t, RUN_MASK)) growRuns(t);
+  const at = load<usize>(t, RUNS) + (<usize>(<u32>tail & load<u32>(t, RUN_MASK)) << 4);
+  store<i64>(at, seq);
+  store<i64>(at, offset, 8);
+  store<i64>(t, tail + 1, RUN_TAIL);
+}
+
+function growRuns(t: usize): void {
+  const rm = load<u32>(t, RUN_MASK);
+  const size = (rm + 1) << 1;
+  const nm = size - 1;
+  const old = load<usize>(t, RUNS);
+  const runs = heap.alloc(<usize>size << 4);
+  const tail = load<i64>(t, RUN_TAIL);
+  for (let i = load<i64>(t, RUN_HEAD); i < tail; i++) {
+    const from = old + (<usize>(<u32>i & rm) << 4);
+    const to = runs + (<usize>(<u32>i & nm) << 4);
+    store<i64>(to, load<i64>(from));
+    store<i64>(to, load<i64>(from, 8), 8);
+  }
+  heap.free(old);
+  store<usize>(t, runs, RUNS);
+  store<u32>(t, nm, RUN_MASK);
+}
+
+/** Invariant: RUN_HEAD is the last run starting at or before head. */
+function skipRetiredRuns(t: usize, head: i64): void {
+  const runs = load<usize>(t, RUNS);
+  const rm = load<u32>(t, RUN_MASK);
+  const tail = load<i64>(t, RUN_TAIL);
+  let rh = load<i64>(t, RUN_HEAD);
+  while (rh + 1 < tail && runSeq(runs, rm, rh + 1) <= head) rh++;
+  store<i64>(t, rh, RUN_HEAD);
+}
+
+// ---------------------------------------------------------------- completion
+
+/** Completes seq (head ≤ seq < issued). */
+// @ts-ignore: decorator
+@inline function completeSeq(t: usize, seq: i64, head: i64): i32 {
+  const mask = load<u32>(t, MASK);
+  const bits = load<usize>(t, BITS);
+  const p = <u32>seq & mask;
+  const w = p >> 6;
+  const at = bits + (<usize>w << 3);
+  const bit = <u64>1 << (p & 63);
+  const x = load<u64>(at);
+  if ((x & bit) != 0) return DUPLICATE;
+  const y = x | bit;
+  store<u64>(at, y);
+  store<i64>(t, load<i64>(t, BLOCKED) + 1, BLOCKED);
+  if (y == ONES) {
+    const s = bits + (<usize>ringWords(mask) << 3) + (<usize>(w >> 6) << 3);
+    store<u64>(s, load<u64>(s) | (<u64>1 << (w & 63)));
+  }
+  if (seq != head) return COMPLETED;
+  advance(t);
+  return ADVANCED;
+}
+
+/** Completes one record by handle (one call, no allocation). */
+export function complete(t: usize, handle: f64): i32 {
+  const seqf = handle - load<f64>(t, BASE);
+  const head = load<i64>(t, HEAD);
+  if (!(seqf >= <f64>head && seqf < <f64>load<i64>(t, ISSUED))) {
+    return seqf >= 0 && seqf < <f64>head && trunc<f64>(seqf) == seqf ? DUPLICATE : REJECTED;
+  }
+  if (trunc<f64>(seqf) != seqf) return REJECTED;
+  return completeSeq(t, <i64>seqf, head);
+}
+
+/** Completes the handles (f64 at `src`); returns how many were newly completed. */
+export function completeMany(t: usize, src: usize, count: u32): u32 {
+  const base = load<f64>(t, BASE);
+  const head = load<i64>(t, HEAD);
+  const headF = <f64>head;
+  const issuedF = <f64>load<i64>(t, ISSUED);
+  const mask = load<u32>(t, MASK);
+  const bits = load<usize>(t, BITS);
+  const summary = bits + (<usize>ringWords(mask) << 3);
+  let added: u32 = 0;
+  let atHead = false;
+  for (let i: u32 = 0; i < count; i++) {
+    const seqf = load<f64>(src + (<usize>i << 3)) - base;
+    if (!(seqf >= headF && seqf < issuedF) || trunc<f64>(seqf) != seqf) continue;
+    const seq = <i64>seqf;
+    const p = <u32>seq & mask;
+    const w = p >> 6;
+    const at = bits + (<usize>w << 3);
+    const bit = <u64>1 << (p & 63);
+    const x = load<u64>(at);
+    if ((x & bit) != 0) continue;
+    const y = x | bit;
+    store<u64>(at, y);
+    added++;
+    if (y == ONES) {
+      const s = summary + (<usize>(w >> 6) << 3);
+      store<u64>(s, load<u64>(s) | (<u64>1 << (w & 63)));
+    }
+    if (seq == head) atHead = true;
+  }
+  store<i64>(t, load<i64>(t, BLOCKED) + added, BLOCKED);
+  if (atHead) advance(t);
+  return added;
+}
+
+/** Completes the delivered record at `offset` (an integer below 2^53). */
+export function completeOffset(t: usize, offset: f64): i32 {
+  const o = <i64>offset;
+  const head = load<i64>(t, HEAD);
+  const issued = load<i64>(t, ISSUED);
+  if (o < safeOf(t, head, issued)) {
+    const first = load<i64>(t, FIRST);
+    return first >= 0 && o >= first ? DUPLICATE : REJECTED;
+  }
+  if (head >= issued) return REJECTED;
+  const runs = load<usize>(t, RUNS);
+  const rm = load<u32>(t, RUN_MASK);
+  const tail = load<i64>(t, RUN_TAIL);
+  // Newest run first (dense offsets: one run), else binary search over the runs held.
+  let r = tail - 1;
+  let end = issued;
+  if (o < runOff(runs, rm, r)) {
+    let lo = load<i64>(t, RUN_HEAD);
+    let hi = tail - 2; // the answer is in [lo, hi]
+    while (lo < hi) {
+      const mid = lo + ((hi - lo + 1) >> 1);
+      if (runOff(runs, rm, mid) <= o) lo = mid;
+      else hi = mid - 1;
+    }
+    r = lo;
+    end = runSeq(runs, rm, lo + 1);
+  }
+  const seq = runSeq(runs, rm, r) + (o - runOff(runs, rm, r));
+  return seq < end ? completeSeq(t, seq, head) : REJECTED;
+}
+
+/** Moves head past the completed prefix: ctz in the head's word, then whole words via the summary. */
+function advance(t: usize): void {
+  const head = load<i64>(t, HEAD);
+  const end = load<i64>(t, ISSUED);
+  const mask = load<u32>(t, MASK);
+  const bits = load<usize>(t, BITS);
+  const words = ringWords(mask);
+  const summary = bits + (<usize>words << 3);
+  const span: u32 = words < 64 ? words : 64; // words covered by one summary word
+  const valid: u64 = words < 64 ? (<u64>1 << words) - 1 : ONES;
+  let pos = head;
+  while (pos < end) {
+    const p = <u32>pos & mask;
+    const off = p & 63;
+    const zeros = ~load<u64>(bits + (<usize>(p >> 6) << 3)) & (ONES << off);
+    if (zeros != 0) {
+      pos += <i64>ctz<u64>(zeros) - off;
+      break;
+    }
+    pos += 64 - off;
+    // At a word boundary: skip every word the summary marks as all ones.
+    while (pos < end) {
+      const w = (<u32>pos & mask) >> 6;
+      const sb = w & 63;
+      const notFull = ~load<u64>(summary + (<usize>(w >> 6) << 3)) & (ONES << sb) & valid;
+      if (notFull == 0) {
+        pos += <i64>(span - sb) << 6;
+        continue;
+      }
+      pos += (<i64>ctz<u64>(notFull) - sb) << 6;
+      break;
+    }
+  }
+  if (pos > end) pos = end;
+  store<i64>(t, load<i64>(t, BLOCKED) - (pos - head), BLOCKED);
+  store<i64>(t, pos, HEAD);
+  skipRetiredRuns(t, pos);
+}
+
+// ---------------------------------------------------------------- positions
+
+// @ts-ignore: decorator
+@inline function safeOf(t: usize, head: i64, issued: i64): i64 {
+  if (head >= issued) return load<i64>(t, NEXT);
+  const runs = load<usize>(t, RUNS);
+  const rm = load<u32>(t, RUN_MASK);
+  const rh = load<i64>(t, RUN_HEAD);
+  return runOff(runs, rm, rh) + (head - runSeq(runs, rm, rh));
+}
+
+/** The safe position (-1 unknown). */
+export function safe(t: usize): f64 {
+  return <f64>safeOf(t, load<i64>(t, HEAD), load<i64>(t, ISSUED));
+}
+
+/** The last batch's next position (or the start; -1 unknown). */
+export function delivered(t: usize): f64 {
+  return <f64>load<i64>(t, NEXT);
+}
+
+/** Entries held: unfinished plus completed-but-blocked. */
+export function retained(t: usize): f64 {
+  return <f64>(load<i64>(t, ISSUED) - load<i64>(t, HEAD));
+}
+
+/** Completed entries held behind an unfinished head. */
+export function blocked(t: usize): f64 {
+  return <f64>load<i64>(t, BLOCKED);
+}
+
+/** Handle of the oldest retained entry. */
+export function headHandle(t: usize): f64 {
+  return load<f64>(t, BASE) + <f64>load<i64>(t, HEAD);
+}
