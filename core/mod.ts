@@ -38,5 +38,6 @@ export {
   type PartitionStats,
 } from "./frontier.ts";
 export { jsEngine } from "./js_engine.ts";
+export { ready } from "./wasm_engine.ts"; // importing it registers the WASM engine: "auto" means WASM
 export { OFFSET_LIMIT, type OffsetInput, toOffset } from "./offset.ts";
 export { DEFAULT_CAPACITY, type Handle, MAX_CAPACITY, Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";

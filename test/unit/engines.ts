@@ -1,2 +1,2 @@
 /** The engines every engine-generic test runs against. */
-export const ENGINES = ["js"] as const;
+export const ENGINES = ["js", "wasm"] as const;
