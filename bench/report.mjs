@@ -1,0 +1,264 @@
+// Rendering of a bench run: the ratio checks, the Markdown tables and the SVG chart
+// (hand-written: grouped bars on a log scale, one panel per scenario, a colour per
+// runtime). Input: { quick, machine, versions, load, seconds, about, rows }.
+
+const RUNTIMES = ["node", "bun", "deno"];
+const ROWS = ["js", "wasm", "wasm-batch", "set-watermark", "deque-map", "sorted-map"];
+const TRACKERS = ["js", "wasm", "wasm-batch"];
+const RATE_SCENARIOS = ["in-order", "random", "slow-head", "gaps-txn", "gaps-compacted", "partitions", "batches"];
+const MEMORY_SCENARIOS = ["memory-dense", "memory-txn", "memory-compacted"];
+const COLORS = { node: "#2e7d32", bun: "#d97706", deno: "#1d4ed8" };
+
+const fmtInt = (n) => n.toLocaleString("en-US");
+export function fmtRate(r) {
+  if (r === null || r === undefined) return "—";
+  if (r >= 1e6) return `${(r / 1e6).toPrecision(3)} M/s`;
+  return `${(r / 1e3).toPrecision(3)} k/s`;
+}
+const fmtBytes = (b) => (b === null || b === undefined ? "—" : b < 1 ? b.toFixed(3) : b < 10 ? b.toFixed(2) : b.toFixed(1));
+const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(1) : ms >= 0.01 ? ms.toFixed(3) : ms.toFixed(4));
+
+function runtimesOf(report) {
+  return RUNTIMES.filter((rt) => report.rows.some((r) => r.runtime === rt));
+}
+function largest(report, scenario) {
+  return Math.max(0, ...report.rows.filter((r) => r.scenario === scenario).map((r) => r.n));
+}
+function find(report, runtime, engine, scenario, n = largest(report, scenario)) {
+  return report.rows.find((r) => r.runtime === runtime && r.engine === engine && r.scenario === scenario && r.n === n);
+}
+const usable = (row) => row && row.ops_per_sec !== null && !String(row.note).startsWith("ERROR");
+
+/** The ratio checks of one run, per runtime: { status: PASS|FAIL|SKIP, runtime, text }. */
+export function checks(report) {
+  const out = [];
+  const add = (status, runtime, text) => out.push({ status, runtime, text });
+  for (const rt of runtimesOf(report)) {
+    // random at 1,000,000: js and wasm ≥ 30× set-watermark and ≥ 100× deque-map
+    const nR = largest(report, "random");
+    for (const eng of ["js", "wasm"]) {
+      const t = find(report, rt, eng, "random", nR);
+      for (const [base, k] of [["set-watermark", 30], ["deque-map", 100]]) {
+        const b = find(report, rt, base, "random", nR);
+        const what = `random n=${fmtInt(nR)}: ${eng} ≥ ${k}× ${base}`;
+        if (!usable(t)) add("SKIP", rt, `${what}: ${eng} not measured (${t?.note ?? "no row"})`);
+        else if (!usable(b)) add("SKIP", rt, `${what}: ${base} not measured`);
+        else {
+          const x = t.ops_per_sec / b.ops_per_sec;
+          add(x >= k ? "PASS" : "FAIL", rt, `${what}: ${fmtRate(t.ops_per_sec)} / ${fmtRate(b.ops_per_sec)} = ${x.toFixed(1)}×`);
+        }
+      }
+    }
+    // slow-head at 10,000,000: final advance ≤ 1 ms; set-watermark ≥ 20× the tracker's memory
+    const nS = largest(report, "slow-head");
+    const sw = find(report, rt, "set-watermark", "slow-head", nS);
+    for (const eng of TRACKERS) {
+      const t = find(report, rt, eng, "slow-head", nS);
+      const what = `slow-head n=${fmtInt(nS)}: ${eng} final advance ≤ 1 ms`;
+      if (!usable(t)) add("SKIP", rt, `${what}: not measured (${t?.note ?? "no row"})`);
+      else add(t.final_advance_ms <= 1 ? "PASS" : "FAIL", rt, `${what}: ${fmtMs(t.final_advance_ms)} ms (median, warm)`);
+    }
+    for (const eng of ["js", "wasm"]) {
+      const t = find(report, rt, eng, "slow-head", nS);
+      const what = `slow-head n=${fmtInt(nS)}: set-watermark memory ≥ 20× ${eng}`;
+      if (!usable(t) || !usable(sw)) add("SKIP", rt, `${what}: not measured`);
+      else {
+        const x = sw.bytes_per_pending / t.bytes_per_pending;
+        add(
+          x >= 20 ? "PASS" : "FAIL",
+          rt,
+          `${what}: ${fmtBytes(sw.bytes_per_pending)} vs ${fmtBytes(t.bytes_per_pending)} B per held record = ${x.toFixed(0)}×`,
+        );
+      }
+    }
+    // gaps: the tracker never stalls, set-watermark is reported stalled
+    for (const sc of ["gaps-txn", "gaps-compacted"]) {
+      const n = largest(report, sc);
+      for (const eng of ["js", "wasm"]) {
+        const t = find(report, rt, eng, sc, n);
+        const what = `${sc} n=${fmtInt(n)}: ${eng} never stalls`;
+        if (!usable(t)) add("SKIP", rt, `${what}: not measured (${t?.note ?? "no row"})`);
+        else add(t.stalled === false ? "PASS" : "FAIL", rt, `${what}: ${t.stalled ? "stalled" : `ended at the last batch's next, ${fmtRate(t.ops_per_sec)}`}`);
+      }
+      const b = find(report, rt, "set-watermark", sc, n);
+      const what = `${sc} n=${fmtInt(n)}: set-watermark reported stalled`;
+      if (!usable(b)) add("SKIP", rt, `${what}: not measured`);
+      else add(b.stalled === true ? "PASS" : "FAIL", rt, `${what}: ${b.stalled ? b.note.split(";")[0] : "did not stall"}`);
+    }
+    // bytes per pending record ≤ 0.5 for dense offsets at 10,000,000
+    const nM = largest(report, "memory-dense");
+    for (const eng of ["js", "wasm"]) {
+      const t = find(report, rt, eng, "memory-dense", nM);
+      const what = `memory-dense n=${fmtInt(nM)}: ${eng} ≤ 0.5 B per pending record`;
+      if (!t || t.bytes_per_pending === null) add("SKIP", rt, `${what}: not measured (${t?.note ?? "no row"})`);
+      else add(t.bytes_per_pending <= 0.5 ? "PASS" : "FAIL", rt, `${what}: ${fmtBytes(t.bytes_per_pending)} B (stats().bytes)`);
+    }
+  }
+  return out;
+}
+
+function cell(row, scenario) {
+  if (!row) return "";
+  if (String(row.note).startsWith("skipped") || String(row.note).startsWith("n/a")) return "n/a";
+  if (String(row.note).startsWith("ERROR")) return "error";
+  if (MEMORY_SCENARIOS.includes(scenario)) return `${fmtBytes(row.bytes_per_pending)} B`;
+  let s = fmtRate(row.ops_per_sec);
+  if (scenario === "slow-head") s += ` · final ${fmtMs(row.final_advance_ms)} ms · ${fmtBytes(row.bytes_per_pending)} B`;
+  if (row.stalled) s = `**stalled** (${s})`;
+  return s;
+}
+
+/** The Markdown report: machine, chart, checks, a table per scenario (a column per runtime), notes. */
+export function markdown(report) {
+  const rts = runtimesOf(report);
+  const m = report.machine ?? {};
+  const out = [];
+  out.push(`# offset-frontier benchmark — ${report.quick ? "quick run (reduced sizes)" : "full run"}`);
+  out.push("");
+  out.push(`- Machine: ${m.cpu}, ${m.memory_gib} GiB, ${m.os}`);
+  out.push(`- Runtimes: ${rts.map((rt) => `${rt} ${report.versions?.[rt] ?? "?"}`).join("; ")}`);
+  out.push(`- Commit ${m.commit}, ${m.date}; took ${report.seconds?.total ?? "?"} s (${rts.map((rt) => `${rt} ${report.seconds?.[rt]} s`).join(", ")})`);
+  out.push(`- 1-minute load average before → after each runtime: ${rts.map((rt) => `${rt} ${report.load?.[rt]?.join(" → ")}`).join(", ")} (2 cores: anything above ~1 means other work competed)`);
+  out.push("- Rates are records per second: each record registered once (in batches of 500) and completed once, median pass. Memory is bytes per record held. Method: `bench/README.md`.");
+  out.push("");
+  out.push(`![throughput and memory per scenario, log scale](${report.quick ? "quick" : "latest"}.svg)`);
+  out.push("");
+  out.push("## Ratio checks");
+  out.push("");
+  if (report.quick) out.push("_Quick run: sizes are reduced, while the targets are set for the full sizes._\n");
+  for (const c of checks(report)) out.push(`- **${c.status}** ${c.runtime}: ${c.text}`);
+  out.push("");
+  const scenarios = [...new Set(report.rows.map((r) => r.scenario))].filter((s) => s !== "(process)");
+  for (const sc of scenarios) {
+    const sizes = [...new Set(report.rows.filter((r) => r.scenario === sc).map((r) => r.n))].sort((a, b) => a - b);
+    for (const n of sizes) {
+      out.push(`## ${sc}, n = ${fmtInt(n)}`);
+      out.push("");
+      if (report.about?.[sc]) out.push(`${report.about[sc]}.`, "");
+      out.push(`| row | ${rts.join(" | ")} |`);
+      out.push(`|---|${rts.map(() => "---:").join("|")}|`);
+      for (const eng of ROWS) {
+        if (!report.rows.some((r) => r.engine === eng && r.scenario === sc && r.n === n)) continue;
+        out.push(`| ${eng} | ${rts.map((rt) => cell(find(report, rt, eng, sc, n), sc)).join(" | ")} |`);
+      }
+      out.push("");
+      out.push("<details><summary>notes</summary>\n");
+      for (const rt of rts) {
+        for (const eng of ROWS) {
+          const r = find(report, rt, eng, sc, n);
+          if (r) out.push(`- ${rt} ${eng}: ${r.note}`);
+        }
+      }
+      out.push("\n</details>\n");
+    }
+  }
+  const errors = report.rows.filter((r) => r.scenario === "(process)");
+  if (errors.length) {
+    out.push("## Errors", "");
+    for (const e of errors) out.push(`- ${e.note}`);
+  }
+  return out.join("\n") + "\n";
+}
+
+const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+function siLabel(v, unit) {
+  if (unit === "B") return v >= 1 ? `${v} B` : `${v} B`;
+  if (v >= 1e9) return `${v / 1e9}G`;
+  if (v >= 1e6) return `${v / 1e6}M`;
+  if (v >= 1e3) return `${v / 1e3}k`;
+  return String(v);
+}
+
+/** One panel: grouped bars (a group per row, a bar per runtime) on a log scale. */
+function panel(report, scenario, x0, y0, w, h, rts, memory) {
+  const n = largest(report, scenario);
+  const get = (rt, eng) => {
+    const r = find(report, rt, eng, scenario, n);
+    if (!r) return null;
+    const v = memory ? r.bytes_per_pending : r.ops_per_sec;
+    return v === null || v === undefined || String(r.note).startsWith("ERROR") ? { v: null, r } : { v, r };
+  };
+  const engines = ROWS.filter((e) => report.rows.some((r) => r.engine === e && r.scenario === scenario));
+  const values = [];
+  for (const e of engines) for (const rt of rts) {
+    const g = get(rt, e);
+    if (g?.v > 0) values.push(g.v);
+  }
+  const parts = [];
+  const title = `${scenario}, n = ${fmtInt(n)}${memory ? " — bytes per pending record (lower is better)" : " — records/s (higher is better)"}`;
+  parts.push(`<text x="${x0}" y="${y0 + 14}" class="t">${esc(title)}</text>`);
+  const px = x0 + 44, py = y0 + 26, pw = w - 54, ph = h - 26 - 70;
+  if (values.length === 0) {
+    parts.push(`<text x="${px + pw / 2}" y="${py + ph / 2}" class="na" text-anchor="middle">no data</text>`);
+    return parts.join("\n");
+  }
+  const lo = Math.floor(Math.log10(Math.min(...values)));
+  let hi = Math.ceil(Math.log10(Math.max(...values)));
+  if (hi === lo) hi = lo + 1;
+  const y = (v) => py + ph - ((Math.log10(v) - lo) / (hi - lo)) * ph;
+  for (let d = lo; d <= hi; d++) {
+    const v = 10 ** d;
+    parts.push(`<line x1="${px}" x2="${px + pw}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" class="g"/>`);
+    parts.push(`<text x="${px - 4}" y="${(y(v) + 3).toFixed(1)}" class="a" text-anchor="end">${esc(siLabel(+v.toPrecision(1), memory ? "B" : ""))}</text>`);
+  }
+  parts.push(`<line x1="${px}" x2="${px}" y1="${py}" y2="${py + ph}" class="ax"/>`);
+  const gw = pw / engines.length, bw = Math.min(16, (gw - 8) / rts.length);
+  engines.forEach((e, i) => {
+    const gx = px + i * gw + (gw - bw * rts.length) / 2;
+    rts.forEach((rt, j) => {
+      const g = get(rt, e);
+      const bx = gx + j * bw;
+      if (!g || g.v === null || !(g.v > 0)) {
+        const label = g && String(g.r.note).startsWith("n/a") ? "n/a" : g && g.v === 0 ? "0" : "–";
+        parts.push(`<text x="${(bx + bw / 2).toFixed(1)}" y="${py + ph - 3}" class="na" text-anchor="middle">${label}</text>`);
+        return;
+      }
+      const top = y(Math.max(g.v, 10 ** lo));
+      const stalled = g.r.stalled === true;
+      const fill = stalled ? `url(#hatch-${rt})` : COLORS[rt];
+      const tip = `${rt} ${e}: ${memory ? `${fmtBytes(g.v)} B/record` : fmtRate(g.v)}${stalled ? " (STALLED)" : ""}`;
+      parts.push(
+        `<rect x="${bx.toFixed(1)}" y="${top.toFixed(1)}" width="${(bw - 1).toFixed(1)}" height="${(py + ph - top).toFixed(1)}" fill="${fill}" stroke="${COLORS[rt]}"><title>${esc(tip)}</title></rect>`,
+      );
+    });
+    const lx = px + i * gw + gw / 2, ly = py + ph + 10;
+    const stalledAny = rts.some((rt) => get(rt, e)?.r?.stalled === true);
+    parts.push(`<text transform="translate(${lx.toFixed(1)},${ly}) rotate(-30)" class="l" text-anchor="end">${esc(e)}${stalledAny ? " (stalled)" : ""}</text>`);
+  });
+  return parts.join("\n");
+}
+
+/** The chart: a legend per runtime, then one panel per scenario (rates, then memory). */
+export function svg(report) {
+  const rts = runtimesOf(report);
+  const scenarios = [...RATE_SCENARIOS, ...MEMORY_SCENARIOS].filter((s) => report.rows.some((r) => r.scenario === s));
+  const cols = 2, pw = 560, ph = 290, top = 60;
+  const rowsN = Math.ceil(scenarios.length / cols);
+  const W = cols * pw + 20, H = top + rowsN * ph + 10;
+  const parts = [];
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif">`);
+  parts.push(`<style>.t{font-size:13px;font-weight:600;fill:#111}.a{font-size:10px;fill:#444}.l{font-size:11px;fill:#222}.na{font-size:10px;fill:#888}.g{stroke:#ddd;stroke-width:1}.ax{stroke:#888}.h{font-size:15px;font-weight:700;fill:#111}.s{font-size:11px;fill:#444}</style>`);
+  parts.push("<defs>");
+  for (const rt of rts) {
+    parts.push(`<pattern id="hatch-${rt}" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="5" height="5" fill="#fff"/><line x1="0" y1="0" x2="0" y2="5" stroke="${COLORS[rt]}" stroke-width="2"/></pattern>`);
+  }
+  parts.push("</defs>");
+  parts.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
+  const m = report.machine ?? {};
+  parts.push(`<text x="10" y="20" class="h">offset-frontier vs hand-written baselines${report.quick ? " (quick run, reduced sizes)" : ""} — log scale</text>`);
+  parts.push(`<text x="10" y="36" class="s">${esc(`${m.cpu ?? ""}; ${m.date?.slice(0, 10) ?? ""}; hatched bar = stalled (safe position stuck at a gap); n/a = not applicable`)}</text>`);
+  let lx = 10;
+  for (const rt of rts) {
+    parts.push(`<rect x="${lx}" y="44" width="12" height="12" fill="${COLORS[rt]}"/>`);
+    const label = `${rt} ${report.versions?.[rt]?.split(" ")[0] ?? ""}`;
+    parts.push(`<text x="${lx + 16}" y="54" class="l">${esc(label)}</text>`);
+    lx += 30 + label.length * 7;
+  }
+  scenarios.forEach((sc, i) => {
+    const x = 10 + (i % cols) * pw, y = top + Math.floor(i / cols) * ph;
+    parts.push(panel(report, sc, x, y, pw - 20, ph, rts, MEMORY_SCENARIOS.includes(sc)));
+  });
+  parts.push("</svg>");
+  return parts.join("\n") + "\n";
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// The cross-runtime benchmark (`npm run bench`, `npm run bench -- --quick`).
+//
+// Runs bench/suite.ts once per (runtime, row) — Node (via tsx), Bun, then Deno — each in
+// its own process, streams a line per result as it finishes, and writes
+// bench/results/<name>.json (rows), <name>.md (tables + ratio checks) and <name>.svg
+// (chart), where <name> is `latest` for the full run and `quick` for --quick.
+//
+// Options: --quick, --runtimes node,bun,deno, --rows js,deque-map, --only random,gaps-txn,
+// --out NAME, --report (re-render the .md/.svg from an existing <name>.json).
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { checks, markdown, svg } from "./report.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(name);
+const opt = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const quick = flag("--quick");
+const name = opt("--out") ?? (quick ? "quick" : "latest");
+const outDir = join(root, "bench", "results");
+const ALL_ROWS = ["js", "wasm", "wasm-batch", "set-watermark", "deque-map", "sorted-map"];
+const rows = opt("--rows")?.split(",") ?? ALL_ROWS;
+const runtimes = opt("--runtimes")?.split(",") ?? ["node", "bun", "deno"];
+const only = opt("--only");
+
+const bin = (tool) => {
+  const local = join(root, "node_modules", ".bin", tool);
+  return existsSync(local) ? [local] : ["npx", tool];
+};
+
+/** The command line of one (runtime, row) process. */
+function command(runtime, row) {
+  const args = ["bench/suite.ts", "--row", row, ...(quick ? ["--quick"] : []), ...(only ? ["--only", only] : [])];
+  switch (runtime) {
+    case "node":
+      return [process.execPath, "--expose-gc", "--max-old-space-size=8192", "--import", "tsx", ...args];
+    case "bun":
+      return [...bin("bun"), ...args];
+    case "deno":
+      return [...bin("deno"), "run", "-A", "--v8-flags=--expose-gc,--max-old-space-size=8192", ...args];
+    default:
+      throw new Error(`unknown runtime ${runtime}`);
+  }
+}
+
+/** Runs one process; resolves with its result rows and runtime version. */
+function runOne(runtime, row) {
+  const [cmd, ...args] = command(runtime, row);
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const results = [];
+    let meta, buffer = "", errors = "";
+    const limit = setTimeout(() => {
+      errors += `timed out after ${quick ? 120 : 1200} s`;
+      child.kill("SIGKILL"); // only the child this run started
+    }, (quick ? 120 : 1200) * 1000);
+    child.stdout.on("data", (d) => {
+      buffer += d;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.startsWith("@@row ")) results.push(JSON.parse(line.slice(6)));
+        else if (line.startsWith("@@meta ")) meta = JSON.parse(line.slice(7));
+        else if (line.startsWith("@@about ")) {
+          const a = JSON.parse(line.slice(8));
+          about[a.scenario] = a.about;
+        }
+        else if (line.trim()) console.log(`  ${line}`);
+      }
+    });
+    child.stderr.on("data", (d) => (errors += d));
+    child.on("close", (code, signal) => {
+      clearTimeout(limit);
+      if (code !== 0) {
+        const why = `${runtime}/${row} exited ${code ?? signal}: ${errors.trim().split("\n").slice(-3).join(" | ")}`;
+        console.log(`  ERROR ${why}`);
+        results.push({ runtime, engine: row, scenario: "(process)", n: 0, ops_per_sec: null, bytes_per_pending: null, note: `ERROR: ${why}` });
+      }
+      resolve({ results, meta });
+    });
+  });
+}
+
+function machine() {
+  const cpus = os.cpus();
+  let commit = "unknown";
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "core", "bench"], { cwd: root, encoding: "utf8" }).trim();
+    if (dirty) commit += " (+ uncommitted changes in core/ or bench/)";
+  } catch { /* not a git checkout */ }
+  return {
+    cpu: `${cpus.length} × ${cpus[0]?.model?.trim() ?? "unknown CPU"}`,
+    memory_gib: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    commit,
+    date: new Date().toISOString(),
+  };
+}
+
+const about = {};
+const jsonPath = join(outDir, `${name}.json`);
+let report;
+if (flag("--report")) {
+  report = JSON.parse(readFileSync(jsonPath.replace(/\.json$/, ".meta.json"), "utf8"));
+  report.rows = JSON.parse(readFileSync(jsonPath, "utf8"));
+} else {
+  mkdirSync(outDir, { recursive: true });
+  const started = Date.now();
+  const info = { quick, machine: machine(), versions: {}, load: {}, seconds: {} };
+  const all = [];
+  console.log(`offset-frontier bench${quick ? " (quick: reduced sizes)" : ""} — ${runtimes.join(", ")} × ${rows.join(", ")}`);
+  console.log(`machine: ${info.machine.cpu}, ${info.machine.memory_gib} GiB; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  for (const runtime of runtimes) {
+    const t0 = Date.now();
+    const loadBefore = os.loadavg()[0];
+    console.log(`\n== ${runtime} ==`);
+    for (const row of rows) {
+      const { results, meta } = await runOne(runtime, row);
+      if (meta) info.versions[runtime] = meta.version;
+      all.push(...results);
+    }
+    info.seconds[runtime] = Math.round((Date.now() - t0) / 1000);
+    info.load[runtime] = [loadBefore, os.loadavg()[0]].map((l) => +l.toFixed(2));
+    console.log(`== ${runtime}: ${info.seconds[runtime]} s (1-min load average ${info.load[runtime].join(" → ")}) ==`);
+  }
+  info.seconds.total = Math.round((Date.now() - started) / 1000);
+  report = { ...info, about, rows: all };
+  const { rows: _rows, ...meta } = report;
+  writeFileSync(jsonPath, JSON.stringify(all, null, 1) + "\n");
+  writeFileSync(jsonPath.replace(/\.json$/, ".meta.json"), JSON.stringify(meta, null, 1) + "\n");
+}
+
+writeFileSync(join(outDir, `${name}.md`), markdown(report));
+writeFileSync(join(outDir, `${name}.svg`), svg(report));
+const lines = checks(report);
+console.log(`\n== ratio checks${report.quick ? " (quick run: reduced sizes, the targets are set for the full sizes)" : ""} ==`);
+for (const l of lines) console.log(`${l.status.padEnd(4)} ${l.runtime.padEnd(5)} ${l.text}`);
+console.log(`\nwrote bench/results/${name}.json, ${name}.md, ${name}.svg${report.seconds ? ` in ${report.seconds.total} s` : ""}`);

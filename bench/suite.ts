@@ -1,0 +1,90 @@
+/**
+ * Runs every scenario for ONE row on the current runtime (Node via tsx, Bun or Deno)
+ * and prints a line per result, plus a machine line `@@row {json}` that `run.mjs`
+ * collects. One row per process: the scenario loops then only ever see one class,
+ * so no row pays for another's JIT feedback, and heap readings start clean.
+ *
+ *     node --expose-gc --import tsx bench/suite.ts --row js [--quick] [--only random,gaps-txn]
+ *     bun bench/suite.ts --row deque-map --quick
+ *     deno run -A --v8-flags=--expose-gc bench/suite.ts --row wasm
+ *
+ * @module
+ */
+import process from "node:process";
+import { existsSync } from "node:fs";
+import { resolveEngine } from "../core/mod.ts";
+import { ROWS, type Row, subjectFactory } from "./rows.ts";
+import { endScenario, kept, type Plan, type Result, SCENARIOS } from "./scenarios.ts";
+
+interface Versions {
+  runtime: "node" | "bun" | "deno";
+  version: string;
+}
+
+function runtime(): Versions {
+  const g = globalThis as unknown as { Bun?: { version: string }; Deno?: { version: { deno: string; v8: string } } };
+  if (g.Bun) return { runtime: "bun", version: g.Bun.version };
+  if (g.Deno) return { runtime: "deno", version: `${g.Deno.version.deno} (V8 ${g.Deno.version.v8})` };
+  return { runtime: "node", version: `${process.versions.node} (V8 ${process.versions.v8})` };
+}
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+/** Loads the WASM engine module if it is in the tree; returns why not when it cannot be used. */
+async function wasmProblem(): Promise<string | null> {
+  const url = new URL("../core/wasm_engine.ts", import.meta.url);
+  try {
+    if (existsSync(url)) await import(url.href);
+    resolveEngine("wasm");
+    return null;
+  } catch (error) {
+    return `skipped: WASM engine unavailable (${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
+function fmtRate(r: number | null): string {
+  if (r === null) return "—";
+  return r >= 1e6 ? `${(r / 1e6).toFixed(r >= 1e8 ? 0 : 1)} M/s` : `${(r / 1e3).toFixed(0)} k/s`;
+}
+
+const row = arg("--row") as Row;
+if (!ROWS.includes(row)) throw new Error(`--row must be one of ${ROWS.join(", ")}; got ${row}`);
+const quick = process.argv.includes("--quick");
+const only = arg("--only")?.split(",");
+const rt = runtime();
+const mode = row === "wasm-batch" ? "batch" : "call";
+const baseline = row !== "js" && row !== "wasm" && row !== "wasm-batch";
+const plan: Plan = {
+  quick,
+  mode,
+  reps: (n) => (quick ? (baseline ? 1 : 5) : n >= 5_000_000 ? (baseline ? 1 : 3) : baseline ? 3 : 5),
+};
+const unavailable = row.startsWith("wasm") ? await wasmProblem() : null;
+console.log(`@@meta ${JSON.stringify({ ...rt, row, quick })}`);
+
+for (const sc of SCENARIOS) {
+  if (only && !only.includes(sc.name)) continue;
+  console.log(`@@about ${JSON.stringify({ scenario: sc.name, about: sc.about })}`);
+  for (const n of sc.sizes(quick)) {
+    const skip = unavailable ?? (sc.skip?.(mode) ? `n/a: ${sc.skip(mode)}` : null);
+    let result: Result;
+    if (skip) {
+      result = { ops_per_sec: null, bytes_per_pending: null, note: skip };
+    } else {
+      try {
+        result = sc.run(kept(subjectFactory(row)), n, plan);
+      } catch (error) {
+        result = { ops_per_sec: null, bytes_per_pending: null, note: `ERROR: ${error instanceof Error ? error.message : error}` };
+      } finally {
+        endScenario();
+      }
+    }
+    const out = { runtime: rt.runtime, engine: row, scenario: sc.name, n, ...result };
+    const bytes = result.bytes_per_pending === null ? "" : `  ${result.bytes_per_pending.toFixed(3)} B/rec`;
+    console.log(`${rt.runtime.padEnd(5)} ${row.padEnd(13)} ${sc.name.padEnd(16)} n=${n.toLocaleString("en-US").padEnd(11)} ${fmtRate(result.ops_per_sec).padStart(10)}${bytes}  ${result.note}`);
+    console.log(`@@row ${JSON.stringify(out)}`);
+  }
+}
