@@ -1,0 +1,110 @@
+/**
+ * The client port: the small surface a Kafka client binding implements so the
+ * {@link ParallelConsumer} can drive it. The runner never imports a client; a binding
+ * (e.g. `adapters/kafkajs.ts`) translates its client's batches, pauses, commits and
+ * group events to and from these calls.
+ *
+ * @module
+ */
+
+/** One partition of one topic. */
+export interface TopicPartition {
+  /** Topic name. */
+  readonly topic: string;
+  /** Partition number. */
+  readonly partition: number;
+}
+
+/** A batch of records of one partition, as the client delivered it. */
+export interface DeliveredBatch<M> {
+  /** Topic name. */
+  readonly topic: string;
+  /** Partition number. */
+  readonly partition: number;
+  /** The records, in offset order (the client's own message objects, passed to the handler as is). */
+  readonly messages: readonly M[];
+  /** Offset of each record (same length as `messages`), strictly increasing. */
+  readonly offsets: ArrayLike<number>;
+  /**
+   * The batch's next position: past its last record, and past any control records or
+   * aborted messages the client filtered out (KafkaJS: `batch.lastOffset() + 1`).
+   */
+  readonly next: number;
+}
+
+/** One partition's commit as sent to the broker. */
+export interface CommitOffset extends TopicPartition {
+  /** The next offset to read (the safe position). */
+  readonly offset: number;
+  /** Optional per-partition commit metadata (broker limit `offset.metadata.max.bytes`, default 4 KiB). */
+  readonly metadata?: string;
+}
+
+/** What the dead-letter producer receives besides the record itself. */
+export interface DeadLetterInfo extends TopicPartition {
+  /** The failed record's offset. */
+  readonly offset: number;
+  /** The last error the handler threw. */
+  readonly error: unknown;
+  /** How many times the handler ran. */
+  readonly attempts: number;
+}
+
+/**
+ * What a binding reports to the runner. Every call is synchronous except
+ * {@link ClientSink.revoking}, whose promise the binding may await (or not, when its
+ * client has no awaited revoke callback).
+ */
+export interface ClientSink<M> {
+  /**
+   * A new assignment (a new group generation) took effect: every earlier assignment
+   * has ended. Partitions whose orderly revoke began with {@link revoking} and that
+   * stay assigned get their final commit best-effort; every other earlier partition is
+   * lost (never committed again). Call it before delivering any batch of the new
+   * assignment.
+   */
+  assigned(partitions: readonly TopicPartition[]): void;
+  /**
+   * An orderly rebalance began (the client still owns its partitions for now): stop
+   * dispatching, drain within a bound, commit best-effort. Resolves when done.
+   */
+  revoking(partitions?: readonly TopicPartition[]): Promise<void>;
+  /** The partitions (default: all) were lost, e.g. the session expired: never commit them again. */
+  lost(partitions?: readonly TopicPartition[]): void;
+  /**
+   * A fetched batch. Returns `true` when it was registered: the binding then moves its
+   * fetch position past `next`. `false`: not taken (partition paused, draining,
+   * stopped or not assigned); the binding leaves its fetch position alone so the batch
+   * is delivered again after a resume or reassignment.
+   */
+  deliver(batch: DeliveredBatch<M>): boolean;
+  /** The client failed for good (it will not deliver or commit again). */
+  failed(error: unknown): void;
+}
+
+/**
+ * The port a Kafka client binding implements.
+ *
+ * Rules the runner relies on: a partition's batches arrive in offset order, at most one
+ * at a time; `commit` resolves only when the broker acknowledged every offset in it and
+ * rejects on failure or uncertainty; `commit` is only ever called with partitions of the
+ * current assignment (the binding should still refuse any other).
+ */
+export interface ConsumerClient<M> {
+  /** Connects, subscribes and starts delivering to `sink`; resolves once consuming has begun. */
+  start(sink: ClientSink<M>): Promise<void>;
+  /** Stops fetching these partitions (keeps polling and heartbeating). */
+  pause(partitions: readonly TopicPartition[]): void;
+  /** Fetches these partitions again. */
+  resume(partitions: readonly TopicPartition[]): void;
+  /** Commits; resolves only when the broker acknowledged, rejects otherwise. */
+  commit(offsets: readonly CommitOffset[]): Promise<void>;
+  /** Stops fetching every partition, for good (shutdown). Already delivered batches stay valid. */
+  stopFetching(): void;
+  /** Leaves the group and disconnects. */
+  close(): Promise<void>;
+  /** The record's key for `ordering: "key"`; `undefined` = no key (not ordered against other records). */
+  keyOf?(message: M): string | undefined;
+  /** Produces the record to the dead-letter topic; resolves only when the broker acknowledged. */
+  deadLetter?(message: M, info: DeadLetterInfo): Promise<void>;
+}

@@ -1,0 +1,221 @@
+/**
+ * Coalesced commits: at most one commit in flight, carrying the newest safe positions
+ * at the moment it goes out. `confirmed` moves only when the broker acknowledged
+ * ({@link Frontier.confirm}); a failed, timed-out or uncertain commit moves nothing
+ * ({@link Frontier.fail}) and its partitions are proposed again later.
+ *
+ * @module
+ */
+import type { CommitOffset } from "./client.ts";
+import { InvalidArgumentError, OffsetFrontierError, describe } from "./errors.ts";
+import type { CommitProposal, Frontier, PartitionCommit } from "./frontier.ts";
+
+/** `interval`: commit every `intervalMs`. `eager`: commit as soon as the previous commit returned and something moved. */
+export type CommitMode = "interval" | "eager";
+
+/** Commit options of a consumer. */
+export interface CommitOptions {
+  /** Default `"interval"`. */
+  mode?: CommitMode;
+  /** Interval mode: period. Eager mode: the retry period after a failure. Default 1,000 ms. */
+  intervalMs?: number;
+  /** A commit that has not answered after this long is treated as failed (uncertain). Default 10,000 ms. */
+  timeoutMs?: number;
+  /** Per-partition commit metadata, e.g. for diagnostics. Keep it under the broker's 4 KiB default. */
+  metadata?: (topic: string, partition: number, offset: number) => string | undefined;
+}
+
+/** What the scheduler needs from its owner. */
+export interface CommitSchedulerHooks {
+  /** Sends a commit; resolves only when the broker acknowledged. */
+  send(offsets: readonly CommitOffset[]): Promise<void>;
+  /** Which partitions may be committed now (default: every partition in the frontier). */
+  include?(topic: string, partition: number): boolean;
+  /** An acknowledged commit. */
+  committed?(offsets: readonly CommitOffset[], latencyMs: number): void;
+  /** A failed or uncertain commit. */
+  failed?(offsets: readonly CommitOffset[], error: unknown): void;
+  /** Milliseconds clock (default `performance.now`). */
+  now?(): number;
+}
+
+/** A commit that did not answer within `timeoutMs`: its outcome is unknown, so nothing moved. */
+export class CommitTimeoutError extends OffsetFrontierError {}
+
+/**
+ * Sends the commits a {@link Frontier} proposes, one at a time.
+ *
+ * @example
+ * ```ts
+ * import { CommitScheduler, Frontier } from "./mod.ts";
+ * const frontier = new Frontier({ engine: "js" });
+ * const scheduler = new CommitScheduler(frontier, { send: async (offsets) => { console.log(offsets); } }, { mode: "eager" });
+ * scheduler.start();
+ * // ... records complete; call scheduler.notify() when a safe position advanced ...
+ * await scheduler.stop(); // the final flush
+ * ```
+ */
+export class CommitScheduler {
+  readonly #frontier: Frontier;
+  readonly #hooks: CommitSchedulerHooks;
+  readonly #mode: CommitMode;
+  readonly #intervalMs: number;
+  readonly #timeoutMs: number;
+  readonly #metadata: CommitOptions["metadata"];
+  readonly #now: () => number;
+  #inflight: Promise<boolean> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #soon: ReturnType<typeof setTimeout> | undefined;
+  #extra: PartitionCommit[] = [];
+  #running = false;
+  #lastFailed = false;
+
+  /**
+   * @param frontier the frontier whose proposals are sent
+   * @param hooks how to send, and what to report
+   * @param options mode, interval, timeout, metadata
+   * @throws {InvalidArgumentError} for a bad mode, interval or timeout
+   */
+  constructor(frontier: Frontier, hooks: CommitSchedulerHooks, options: CommitOptions = {}) {
+    const { mode = "interval", intervalMs = 1_000, timeoutMs = 10_000, metadata } = options;
+    if (mode !== "interval" && mode !== "eager") {
+      throw new InvalidArgumentError(`commit.mode must be "interval" or "eager"; got ${describe(mode)}`);
+    }
+    if (typeof intervalMs !== "number" || !Number.isFinite(intervalMs) || intervalMs < 1) {
+      throw new InvalidArgumentError(`commit.intervalMs must be a finite number ≥ 1; got ${describe(intervalMs)}`);
+    }
+    if (typeof timeoutMs !== "number" || !(timeoutMs > 0)) {
+      throw new InvalidArgumentError(`commit.timeoutMs must be a number > 0; got ${describe(timeoutMs)}`);
+    }
+    if (metadata !== undefined && typeof metadata !== "function") {
+      throw new InvalidArgumentError(`commit.metadata must be a function; got ${describe(metadata)}`);
+    }
+    this.#frontier = frontier;
+    this.#hooks = hooks;
+    this.#mode = mode;
+    this.#intervalMs = intervalMs;
+    this.#timeoutMs = timeoutMs;
+    this.#metadata = metadata;
+    this.#now = hooks.now ?? (() => performance.now());
+  }
+
+  /** Whether a commit is in flight. */
+  get busy(): boolean {
+    return this.#inflight !== undefined;
+  }
+
+  /** Starts the periodic commits. */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#arm();
+  }
+
+  /** A safe position advanced. Eager mode: commit now unless one is in flight (then right after it). */
+  notify(): void {
+    if (!this.#running || this.#mode !== "eager" || this.#soon !== undefined || this.#lastFailed) return;
+    if (this.#inflight) return; // the in-flight commit re-checks when it returns
+    this.#soon = setTimeout(() => {
+      this.#soon = undefined;
+      void this.#commitOnce();
+    }, 0);
+  }
+
+  /**
+   * Adds final commits of ended assignments (from {@link Frontier.revoke}) to the next
+   * commit; best-effort (not retried on failure). Eager mode sends it at once.
+   */
+  addFinal(commits: readonly PartitionCommit[]): void {
+    if (commits.length === 0) return;
+    this.#extra.push(...commits);
+    if (this.#mode === "eager" && this.#running && !this.#inflight) void this.#commitOnce();
+  }
+
+  /**
+   * Waits for the commit in flight, then commits the newest safe positions (and any
+   * final commits) once.
+   * @returns whether everything that was to be committed was acknowledged
+   */
+  async flush(): Promise<boolean> {
+    while (this.#inflight) await this.#inflight;
+    return await this.#commitOnce();
+  }
+
+  /** Stops the periodic commits, then flushes once. */
+  async stop(): Promise<boolean> {
+    this.#halt();
+    return await this.flush();
+  }
+
+  /** Stops the periodic commits without a flush. */
+  halt(): void {
+    this.#halt();
+  }
+
+  #halt(): void {
+    this.#running = false;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#soon !== undefined) clearTimeout(this.#soon);
+    this.#timer = this.#soon = undefined;
+  }
+
+  #arm(): void {
+    if (!this.#running) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (!this.#inflight) void this.#commitOnce().finally(() => this.#arm());
+      else this.#arm();
+    }, this.#intervalMs);
+  }
+
+  /** Sends one commit unless one is in flight; resolves `true` when nothing failed. */
+  #commitOnce(): Promise<boolean> {
+    if (this.#inflight) return this.#inflight;
+    const proposal = this.#frontier.propose(this.#hooks.include);
+    const extra = this.#extra;
+    this.#extra = [];
+    if (!proposal && extra.length === 0) return Promise.resolve(true);
+    const run = this.#send(proposal, extra);
+    this.#inflight = run;
+    void run.finally(() => {
+      if (this.#inflight === run) this.#inflight = undefined;
+      // Eager: whatever moved while this commit was out goes next.
+      if (this.#running && this.#mode === "eager" && !this.#lastFailed) this.notify();
+    });
+    return run;
+  }
+
+  async #send(proposal: CommitProposal | undefined, extra: readonly PartitionCommit[]): Promise<boolean> {
+    const meta = this.#metadata;
+    const list: PartitionCommit[] = proposal ? [...proposal.offsets] : [];
+    for (const e of extra) if (!list.some((c) => c.topic === e.topic && c.partition === e.partition)) list.push(e);
+    const offsets: CommitOffset[] = list.map((c) => {
+      const m = meta?.(c.topic, c.partition, c.offset);
+      return m === undefined ? { topic: c.topic, partition: c.partition, offset: c.offset } : { ...c, metadata: m };
+    });
+    const started = this.#now();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        this.#hooks.send(offsets),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new CommitTimeoutError(`the commit did not answer within ${this.#timeoutMs} ms`)),
+            this.#timeoutMs,
+          );
+        }),
+      ]);
+    } catch (error) {
+      if (proposal) this.#frontier.fail(proposal);
+      this.#lastFailed = true;
+      this.#hooks.failed?.(offsets, error);
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (proposal) this.#frontier.confirm(proposal);
+    this.#lastFailed = false;
+    this.#hooks.committed?.(offsets, this.#now() - started);
+    return true;
+  }
+}

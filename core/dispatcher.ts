@@ -1,0 +1,527 @@
+/**
+ * The dispatcher: which delivered record runs next. It keeps a lane per assigned
+ * partition, honours the ordering mode, the worker-pool size (`concurrency`) and the
+ * per-partition in-flight bound, and applies backpressure: a partition whose retained
+ * entries reach its high mark (or any partition while the total reaches
+ * `maxBuffered`) is paused, and resumed once it is at or below the low mark (and the
+ * total at or below half of `maxBuffered`).
+ *
+ * It runs nothing itself and does no I/O: the runner asks it for the next record,
+ * tells it when an attempt ended and when a record settled.
+ *
+ * @module
+ */
+import type { TopicPartition } from "./client.ts";
+import { InvalidArgumentError, describe } from "./errors.ts";
+import type { PartitionState } from "./metrics.ts";
+import type { Handle, Tracker } from "./tracker.ts";
+
+/**
+ * `partition`: one record at a time per partition, in offset order. `key`: at most
+ * one in-flight record per key (within a partition), in offset order within the key;
+ * records without a key are not ordered. `unordered`: any record may run.
+ */
+export type Ordering = "partition" | "key" | "unordered";
+
+/** Sizes and bounds of a {@link Dispatcher}. */
+export interface DispatchOptions {
+  /** Default `"key"`. */
+  ordering?: Ordering;
+  /** Handler calls running at once over all partitions. Default 16. */
+  concurrency?: number;
+  /** Records of one partition in flight at once (running or waiting to retry). Default `concurrency`; 1 under `partition` ordering. */
+  maxInFlightPerPartition?: number;
+  /** A partition retaining this many entries (pending plus completed-but-blocked) is paused. Default 10,000. */
+  highWaterMark?: number;
+  /** A paused partition resumes once it retains at most this many. Default `highWaterMark / 2`. */
+  lowWaterMark?: number;
+  /** Every partition is paused while all of them together retain this many; resumed at half. Default `4 × highWaterMark`. */
+  maxBuffered?: number;
+}
+
+/** Validated {@link DispatchOptions}. */
+export type ResolvedDispatchOptions = Required<DispatchOptions>;
+
+/**
+ * Validates dispatch options and fills in the defaults.
+ * @throws {InvalidArgumentError} for a bad ordering or a bound that is not a positive integer (or a low mark above the high mark)
+ */
+export function resolveDispatchOptions(o: DispatchOptions = {}): ResolvedDispatchOptions {
+  const ordering = o.ordering ?? "key";
+  if (ordering !== "partition" && ordering !== "key" && ordering !== "unordered") {
+    throw new InvalidArgumentError(`ordering must be "partition", "key" or "unordered"; got ${describe(ordering)}`);
+  }
+  const int = (name: string, v: unknown, min: number): number => {
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) {
+      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}; got ${describe(v)}`);
+    }
+    return v;
+  };
+  const concurrency = int("concurrency", o.concurrency ?? 16, 1);
+  const maxInFlightPerPartition = ordering === "partition"
+    ? 1
+    : int("maxInFlightPerPartition", o.maxInFlightPerPartition ?? concurrency, 1);
+  const highWaterMark = int("highWaterMark", o.highWaterMark ?? 10_000, 1);
+  const lowWaterMark = int("lowWaterMark", o.lowWaterMark ?? Math.floor(highWaterMark / 2), 0);
+  if (lowWaterMark >= highWaterMark) {
+    throw new InvalidArgumentError(`lowWaterMark (${lowWaterMark}) must be below highWaterMark (${highWaterMark})`);
+  }
+  const maxBuffered = int("maxBuffered", o.maxBuffered ?? 4 * highWaterMark, 1);
+  return { ordering, concurrency, maxInFlightPerPartition, highWaterMark, lowWaterMark, maxBuffered };
+}
+
+/** A FIFO with O(1) push and shift. */
+export class Fifo<T> {
+  #items: (T | undefined)[] = [];
+  #head = 0;
+
+  /** Items queued. */
+  get length(): number {
+    return this.#items.length - this.#head;
+  }
+
+  /** Appends an item. */
+  push(item: T): void {
+    this.#items.push(item);
+  }
+
+  /** Removes and returns the oldest item. */
+  shift(): T | undefined {
+    if (this.#head >= this.#items.length) return undefined;
+    const item = this.#items[this.#head];
+    this.#items[this.#head++] = undefined;
+    if (this.#head === this.#items.length) {
+      this.#items = [];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return item;
+  }
+
+  /** Empties the queue; returns what it held, oldest first. */
+  clear(): T[] {
+    const rest = this.#items.slice(this.#head) as T[];
+    this.#items = [];
+    this.#head = 0;
+    return rest;
+  }
+}
+
+/** One delivered record on its way through the consumer; also the handler's context. */
+export class Work<M> {
+  /** How many times the handler was called for it (1 during the first call). */
+  attempt = 0;
+  /** Retry timer while waiting to run again. */
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The last error the handler threw. */
+  error: unknown;
+
+  /**
+   * @param lane the partition lane it belongs to
+   * @param message the client's record
+   * @param offset its offset
+   * @param handle its tracker handle
+   * @param key its ordering key (`key` ordering only)
+   */
+  constructor(
+    readonly lane: Lane<M>,
+    readonly message: M,
+    readonly offset: number,
+    readonly handle: Handle,
+    readonly key: string | undefined,
+  ) {}
+
+  /** Topic of the record. */
+  get topic(): string {
+    return this.lane.topic;
+  }
+
+  /** Partition of the record. */
+  get partition(): number {
+    return this.lane.partition;
+  }
+
+  /** Aborted when the record's work is abandoned: partition revoked or lost, or the shutdown grace expired. */
+  get signal(): AbortSignal {
+    return this.lane.controller.signal;
+  }
+}
+
+/** A partition of the current assignment inside the dispatcher. */
+export class Lane<M> implements TopicPartition {
+  /** `active`, `draining` or `stopped`; an ended lane is removed from the dispatcher. */
+  state: PartitionState = "active" as PartitionState;
+  /** Whether the lane ended (revoked, lost or shut down). */
+  ended = false;
+  /** Completions are no longer accepted (the shutdown grace expired). */
+  abandoned = false;
+  /** Paused at the client (backpressure, or stopped). */
+  paused = false;
+  /** When the current pause began. */
+  pausedAt = 0;
+  /** Paused time of finished pauses. */
+  pausedMs = 0;
+  /** Records in flight: running (handler or dead-letter producer) or waiting to retry. */
+  inFlight = 0;
+  /** Records running (handler or dead-letter producer): what a drain waits for. */
+  active = 0;
+  /** Retained entries, as last read from the tracker. */
+  retained = 0;
+  /** Latency of the last acknowledged commit that carried this partition. */
+  lastCommitLatencyMs: number | undefined;
+  /** Aborted when the lane ends (or the shutdown grace expires). */
+  readonly controller: AbortController = new AbortController();
+  /** Records waiting to run, in delivery order (under `key` ordering: those whose key is free). */
+  readonly ready: Fifo<Work<M>> = new Fifo<Work<M>>();
+  /** Records whose retry delay passed: they run before `ready`. */
+  readonly retry: Fifo<Work<M>> = new Fifo<Work<M>>();
+  /** `key` ordering: keys with a record in flight or queued → records of that key waiting behind it. */
+  readonly keys: Map<string, Work<M>[]> = new Map();
+  /** Records waiting for their retry timer. */
+  readonly waiting: Set<Work<M>> = new Set();
+  #idle: Array<() => void> = [];
+
+  /**
+   * @param topic topic name
+   * @param partition partition number
+   * @param tracker the assignment's tracker
+   */
+  constructor(readonly topic: string, readonly partition: number, readonly tracker: Tracker) {}
+
+  /** Records waiting for a worker. */
+  get queued(): number {
+    let n = this.ready.length + this.retry.length;
+    for (const rest of this.keys.values()) n += rest.length;
+    return n;
+  }
+
+  /** Resolves when nothing of this lane is running (handler calls and dead-letter produces). */
+  idle(): Promise<void> {
+    if (this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** @internal called when `active` dropped to 0 */
+  notifyIdle(): void {
+    const waiters = this.#idle;
+    this.#idle = [];
+    for (const w of waiters) w();
+  }
+}
+
+/** What the dispatcher calls back. */
+export interface DispatchHooks<M> {
+  /** Starts an attempt of `work` (the dispatcher already counted it as running). */
+  start(work: Work<M>): void;
+  /** Pause fetching the lane's partition. */
+  pause(lane: Lane<M>, reason: "high-water-mark" | "max-buffered"): void;
+  /** Resume fetching the lane's partition. */
+  resume(lane: Lane<M>): void;
+}
+
+/**
+ * Chooses the next record to run, round-robin over partitions.
+ *
+ * @example
+ * ```ts
+ * import { Dispatcher, Tracker, Work } from "./mod.ts";
+ * const d = new Dispatcher<string>({ ordering: "partition", concurrency: 4 }, {
+ *   start: (w) => { d.attemptEnded(w); d.settle(w); w.lane.tracker.complete(w.handle); },
+ *   pause: () => {}, resume: () => {},
+ * });
+ * const lane = d.addLane("t", 0, new Tracker({ engine: "js" }));
+ * const h = lane.tracker.register([0, 1], 2);
+ * d.enqueue(lane, [new Work(lane, "a", 0, h, undefined), new Work(lane, "b", 1, h + 1, undefined)]);
+ * d.pump();
+ * ```
+ */
+export class Dispatcher<M> {
+  /** The validated options. */
+  readonly options: ResolvedDispatchOptions;
+  readonly #hooks: DispatchHooks<M>;
+  readonly #lanes = new Map<string, Map<number, Lane<M>>>();
+  #order: Lane<M>[] = [];
+  #cursor = 0;
+  #running = 0;
+  #retainedTotal = 0;
+  #totalPaused = false;
+  #pumping = false;
+  #halted = false;
+
+  /**
+   * @param options ordering, concurrency and bounds
+   * @param hooks how to start an attempt and to pause or resume a partition
+   * @throws {InvalidArgumentError} for bad options
+   */
+  constructor(options: DispatchOptions, hooks: DispatchHooks<M>) {
+    this.options = resolveDispatchOptions(options);
+    this.#hooks = hooks;
+  }
+
+  /** Handler calls running now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Retained entries over all lanes (as last read). */
+  get retained(): number {
+    return this.#retainedTotal;
+  }
+
+  /** Every lane of the current assignment. */
+  lanes(): readonly Lane<M>[] {
+    return this.#order;
+  }
+
+  /** The lane of a partition, if assigned. */
+  lane(topic: string, partition: number): Lane<M> | undefined {
+    return this.#lanes.get(topic)?.get(partition);
+  }
+
+  /** Adds a lane for a newly assigned partition. */
+  addLane(topic: string, partition: number, tracker: Tracker): Lane<M> {
+    let byPartition = this.#lanes.get(topic);
+    if (!byPartition) this.#lanes.set(topic, byPartition = new Map());
+    const old = byPartition.get(partition);
+    if (old) this.removeLane(old);
+    const lane = new Lane<M>(topic, partition, tracker);
+    byPartition.set(partition, lane);
+    this.#order.push(lane);
+    return lane;
+  }
+
+  /**
+   * Ends a lane: drops its queued records and retry timers, aborts its signal. Records
+   * already running finish on their own (their completions are then rejected by the
+   * revoked tracker). Returns the dropped records.
+   */
+  removeLane(lane: Lane<M>): Work<M>[] {
+    if (lane.ended) return [];
+    const dropped = this.stopLane(lane, "draining");
+    lane.ended = true;
+    this.#lanes.get(lane.topic)?.delete(lane.partition);
+    if (this.#lanes.get(lane.topic)?.size === 0) this.#lanes.delete(lane.topic);
+    const i = this.#order.indexOf(lane);
+    if (i >= 0) this.#order.splice(i, 1);
+    if (this.#cursor >= this.#order.length) this.#cursor = 0;
+    this.#retainedTotal -= lane.retained;
+    lane.retained = 0;
+    if (lane.paused) {
+      lane.pausedMs += Date.now() - lane.pausedAt;
+      lane.paused = false;
+    }
+    lane.controller.abort(new Error(`partition ${lane.topic}/${lane.partition} is no longer assigned`));
+    this.#checkTotal();
+    return dropped;
+  }
+
+  /**
+   * Stops dispatching a lane (`draining`: revoke or shutdown; `stopped`: a record failed
+   * for good): drops its queued records and retry timers (those records stay pending).
+   * Records running now finish. Returns the dropped records.
+   */
+  stopLane(lane: Lane<M>, state: "draining" | "stopped"): Work<M>[] {
+    if (lane.state === "active" || state === "stopped") lane.state = state;
+    const dropped: Work<M>[] = [];
+    for (const w of lane.retry.clear()) {
+      dropped.push(w);
+      lane.inFlight--; // it held its slot while waiting to run again
+    }
+    for (const w of lane.waiting) {
+      clearTimeout(w.timer);
+      w.timer = undefined;
+      dropped.push(w);
+      lane.inFlight--;
+    }
+    lane.waiting.clear();
+    dropped.push(...lane.ready.clear());
+    for (const rest of lane.keys.values()) dropped.push(...rest);
+    lane.keys.clear();
+    return dropped;
+  }
+
+  /** Queues a batch's records (already registered in the lane's tracker), honouring the ordering. */
+  enqueue(lane: Lane<M>, works: readonly Work<M>[]): void {
+    if (this.options.ordering !== "key") {
+      for (let i = 0; i < works.length; i++) lane.ready.push(works[i]);
+      return;
+    }
+    const keys = lane.keys;
+    for (let i = 0; i < works.length; i++) {
+      const w = works[i];
+      const k = w.key;
+      if (k === undefined) {
+        lane.ready.push(w);
+        continue;
+      }
+      const rest = keys.get(k);
+      if (rest) rest.push(w);
+      else {
+        keys.set(k, []);
+        lane.ready.push(w);
+      }
+    }
+  }
+
+  /** Starts records while workers are free and some partition has a runnable record. */
+  pump(): void {
+    if (this.#pumping || this.#halted) return; // a completion inside start() re-enters: the outer loop continues
+    this.#pumping = true;
+    try {
+      const max = this.options.concurrency;
+      while (this.#running < max) {
+        const w = this.#next();
+        if (!w) break;
+        this.#hooks.start(w);
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /** Stops starting records (shutdown). */
+  halt(): void {
+    this.#halted = true;
+  }
+
+  #next(): Work<M> | undefined {
+    const order = this.#order;
+    const n = order.length;
+    const perLane = this.options.maxInFlightPerPartition;
+    for (let i = 0; i < n; i++) {
+      const idx = (this.#cursor + i) % n;
+      const lane = order[idx];
+      if (lane.state !== "active") continue;
+      let w = lane.retry.shift();
+      if (w === undefined) {
+        if (lane.inFlight >= perLane) continue;
+        w = lane.ready.shift();
+        if (w === undefined) continue;
+        lane.inFlight++;
+      }
+      this.#cursor = (idx + 1) % n;
+      w.attempt++;
+      lane.active++;
+      this.#running++;
+      return w;
+    }
+    return undefined;
+  }
+
+  /** An attempt's handler call returned (either way): frees its worker. */
+  attemptEnded(work: Work<M>): void {
+    this.#running--;
+    this.#inactive(work.lane);
+  }
+
+  /** A dead-letter produce (or other side work) for `work` begins: a drain waits for it. */
+  sideStarted(work: Work<M>): void {
+    work.lane.active++;
+  }
+
+  /** The side work of `work` ended. */
+  sideEnded(work: Work<M>): void {
+    this.#inactive(work.lane);
+  }
+
+  #inactive(lane: Lane<M>): void {
+    if (--lane.active === 0) lane.notifyIdle();
+  }
+
+  /** Runs `work` again after `delayMs` (it keeps its in-flight slot and its key). */
+  retryLater(work: Work<M>, delayMs: number): void {
+    this.wait(work, delayMs, () => {
+      work.lane.retry.push(work);
+      this.pump();
+    });
+  }
+
+  /**
+   * Calls `then` after `delayMs` while `work` keeps its in-flight slot and its key.
+   * When the lane stops dispatching first, the timer is cancelled and the slot freed.
+   */
+  wait(work: Work<M>, delayMs: number, then: () => void): void {
+    const lane = work.lane;
+    if (lane.state !== "active") {
+      lane.inFlight--;
+      return;
+    }
+    lane.waiting.add(work);
+    work.timer = setTimeout(() => {
+      work.timer = undefined;
+      lane.waiting.delete(work);
+      then();
+    }, delayMs);
+  }
+
+  /** The record is done (completed or dead-lettered) or abandoned: frees its in-flight slot and its key. */
+  settle(work: Work<M>): void {
+    const lane = work.lane;
+    lane.inFlight--;
+    if (work.key !== undefined && this.options.ordering === "key" && lane.state === "active") {
+      const rest = lane.keys.get(work.key);
+      if (rest !== undefined) {
+        const next = rest.shift();
+        if (next) lane.ready.push(next);
+        else lane.keys.delete(work.key);
+      }
+    }
+  }
+
+  /**
+   * Records the lane's retained entries (read from its tracker) and pauses or resumes
+   * it. Call after registering a batch and after completions that advanced the safe
+   * position of a paused lane (or while the total bound holds everything paused).
+   */
+  setRetained(lane: Lane<M>, retained: number): void {
+    if (lane.ended) return;
+    this.#retainedTotal += retained - lane.retained;
+    lane.retained = retained;
+    const o = this.options;
+    if (!lane.paused) {
+      if (lane.state === "active" && retained >= o.highWaterMark) this.#pause(lane, "high-water-mark");
+    } else if (lane.state === "active" && retained <= o.lowWaterMark && !this.#totalPaused) {
+      this.#resume(lane);
+    }
+    this.#checkTotal();
+  }
+
+  /** Whether the lane's retained count should be re-read after a completion that advanced. */
+  wantsRetained(lane: Lane<M>): boolean {
+    return lane.paused || this.#totalPaused;
+  }
+
+  /** Pauses a lane outside backpressure (stopped partitions); it is not resumed by the marks. */
+  markPaused(lane: Lane<M>): void {
+    if (lane.paused) return;
+    lane.paused = true;
+    lane.pausedAt = Date.now();
+  }
+
+  #checkTotal(): void {
+    const o = this.options;
+    if (!this.#totalPaused && this.#retainedTotal >= o.maxBuffered) {
+      this.#totalPaused = true;
+      for (const lane of this.#order) if (!lane.paused && lane.state === "active") this.#pause(lane, "max-buffered");
+    } else if (this.#totalPaused && this.#retainedTotal <= Math.floor(o.maxBuffered / 2)) {
+      this.#totalPaused = false;
+      for (const lane of this.#order) {
+        if (lane.paused && lane.state === "active" && lane.retained <= o.lowWaterMark) this.#resume(lane);
+      }
+    }
+  }
+
+  #pause(lane: Lane<M>, reason: "high-water-mark" | "max-buffered"): void {
+    lane.paused = true;
+    lane.pausedAt = Date.now();
+    this.#hooks.pause(lane, reason);
+  }
+
+  #resume(lane: Lane<M>): void {
+    lane.pausedMs += Date.now() - lane.pausedAt;
+    lane.paused = false;
+    this.#hooks.resume(lane);
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * What a running consumer reports: a snapshot per partition and totals
+ * ({@link ConsumerMetrics}), and event hooks ({@link ConsumerEvents}) for commits,
+ * pauses, resumes, retries, dead letters and errors.
+ *
+ * @module
+ */
+import type { CommitOffset, TopicPartition } from "./client.ts";
+
+/** The state of a partition's lane. */
+export type PartitionState = "active" | "draining" | "stopped";
+
+/** One partition of the current assignment. */
+export interface PartitionMetrics extends TopicPartition {
+  /** `active`, `draining` (revoke or shutdown in progress) or `stopped` (a record failed for good). */
+  state: PartitionState;
+  /** Whether fetching is paused for backpressure (or because the partition stopped). */
+  paused: boolean;
+  /** Milliseconds spent paused during this assignment, the current pause included. */
+  pausedMs: number;
+  /** Records registered and not complete (queued, running or waiting to retry). */
+  pending: number;
+  /** Completed records held behind an unfinished earlier one. */
+  blocked: number;
+  /** `pending + blocked`: the entries this partition retains; the high and low marks apply to it. */
+  retained: number;
+  /** Records waiting for a worker. */
+  queued: number;
+  /** Records handed to the handler (or the dead-letter producer) and not settled, plus those waiting to retry. */
+  inFlight: number;
+  /** Offset of the oldest unfinished record, if any. */
+  oldestPendingOffset: number | undefined;
+  /** Milliseconds since that record's batch was delivered, if any. */
+  oldestPendingAgeMs: number | undefined;
+  /** Where delivery has reached. */
+  delivered: number | undefined;
+  /** The resume position justified by completed work. */
+  safe: number | undefined;
+  /** The last offset the broker acknowledged for this assignment. */
+  confirmed: number | undefined;
+  /** Latency of the last acknowledged commit that carried this partition. */
+  lastCommitLatencyMs: number | undefined;
+}
+
+/** A snapshot of a consumer. */
+export interface ConsumerMetrics {
+  /** Partitions of the current assignment. */
+  partitions: PartitionMetrics[];
+  /** Handler calls running now (bounded by `concurrency`). */
+  running: number;
+  /** Entries retained over all partitions. */
+  retained: number;
+  /** Records completed (handler succeeded or dead letter acknowledged) since start. */
+  completed: number;
+  /** Handler failures (each failed attempt counts). */
+  failures: number;
+  /** Retries scheduled. */
+  retries: number;
+  /** Records dead-lettered. */
+  deadLettered: number;
+  /** Commits acknowledged. */
+  commits: number;
+  /** Commits failed or uncertain. */
+  commitFailures: number;
+  /** Latency of the last acknowledged commit. */
+  lastCommitLatencyMs: number | undefined;
+  /** Largest commit latency seen. */
+  maxCommitLatencyMs: number | undefined;
+}
+
+/** Payload of the `commit` event: an acknowledged commit. */
+export interface CommitEvent {
+  /** What was committed. */
+  offsets: readonly CommitOffset[];
+  /** Milliseconds from sending to the acknowledgement. */
+  latencyMs: number;
+}
+
+/** Payload of the `pause` event. */
+export interface PauseEvent extends TopicPartition {
+  /** Why: over the partition's high mark, over the total bound, or the partition stopped. */
+  reason: "high-water-mark" | "max-buffered" | "stopped";
+  /** Entries the partition retained when it paused. */
+  retained: number;
+}
+
+/** Payload of the `resume` event. */
+export interface ResumeEvent extends TopicPartition {
+  /** How long the pause lasted. */
+  pausedMs: number;
+  /** Entries the partition retained when it resumed. */
+  retained: number;
+}
+
+/** Payload of the `retry` event. */
+export interface RetryEvent extends TopicPartition {
+  /** The failed record's offset. */
+  offset: number;
+  /** The attempt that failed (1 = the first call). */
+  attempt: number;
+  /** Milliseconds until the next attempt. */
+  delayMs: number;
+  /** What the handler threw. */
+  error: unknown;
+}
+
+/** Payload of the `deadLetter` event: the dead-letter produce was acknowledged. */
+export interface DeadLetterEvent extends TopicPartition {
+  /** The record's offset. */
+  offset: number;
+  /** How many times the handler ran. */
+  attempts: number;
+  /** The last error the handler threw. */
+  error: unknown;
+}
+
+/** Payload of the `error` event. */
+export interface ErrorEvent {
+  /** What failed: a commit, a partition (stopped), the client, or an event listener. */
+  kind: "commit" | "partition-stopped" | "dead-letter" | "client" | "listener";
+  /** The error. */
+  error: unknown;
+  /** The partition concerned, if any. */
+  topic?: string;
+  /** The partition concerned, if any. */
+  partition?: number;
+  /** The record concerned, if any. */
+  offset?: number;
+}
+
+/** Every event and its payload. */
+export interface ConsumerEvents {
+  /** A commit was acknowledged. */
+  commit: CommitEvent;
+  /** A partition's fetching was paused. */
+  pause: PauseEvent;
+  /** A partition's fetching was resumed. */
+  resume: ResumeEvent;
+  /** A failed record will run again after a delay. */
+  retry: RetryEvent;
+  /** A record was dead-lettered (and counts as complete). */
+  deadLetter: DeadLetterEvent;
+  /** Something failed that the consumer survives (or the client failure that ends it). */
+  error: ErrorEvent;
+}
+
+/** A listener of one event. */
+export type Listener<T> = (payload: T) => void;
+
+/** Listeners passed as an option: `{ on: { pause: (e) => …, error: (e) => … } }`. */
+export type ConsumerListeners = { [K in keyof ConsumerEvents]?: Listener<ConsumerEvents[K]> };
+
+/**
+ * A small typed event hub. A listener that throws is reported as an `error` event of
+ * kind `listener` (and never breaks the consumer).
+ *
+ * @example
+ * ```ts
+ * import { EventHub } from "./metrics.ts";
+ * const hub = new EventHub();
+ * const off = hub.on("pause", (e) => console.log("paused", e.topic, e.partition));
+ * off();
+ * ```
+ */
+export class EventHub {
+  readonly #listeners: { [K in keyof ConsumerEvents]?: Array<Listener<ConsumerEvents[K]>> } = {};
+
+  /** Adds a listener; returns a function that removes it. */
+  on<K extends keyof ConsumerEvents>(event: K, listener: Listener<ConsumerEvents[K]>): () => void {
+    const list = (this.#listeners[event] ??= []) as Array<Listener<ConsumerEvents[K]>>;
+    list.push(listener);
+    return () => {
+      const i = list.indexOf(listener);
+      if (i >= 0) list.splice(i, 1);
+    };
+  }
+
+  /** Whether anything listens to `event` (lets hot paths skip building payloads). */
+  has(event: keyof ConsumerEvents): boolean {
+    return (this.#listeners[event]?.length ?? 0) > 0;
+  }
+
+  /** Calls every listener of `event` with `payload`. */
+  emit<K extends keyof ConsumerEvents>(event: K, payload: ConsumerEvents[K]): void {
+    const list = this.#listeners[event] as Array<Listener<ConsumerEvents[K]>> | undefined;
+    if (!list) return;
+    for (const listener of [...list]) {
+      try {
+        listener(payload);
+      } catch (error) {
+        if (event !== "error") this.emit("error", { kind: "listener", error });
+      }
+    }
+  }
+}
