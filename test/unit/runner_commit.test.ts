@@ -1,0 +1,134 @@
+// The commit scheduler: one commit in flight, newest safe positions, `confirmed` only on
+// acknowledgement, failures and timeouts move nothing, interval and eager modes.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { type CommitOffset, CommitScheduler, CommitTimeoutError, Frontier, ParallelConsumer } from "../../core/mod.ts";
+import { MemoryClient, range, sleep, until } from "./runner_client.ts";
+
+function deferred(): { promise: Promise<void>; resolve(): void; reject(e: unknown): void } {
+  let resolve!: () => void, reject!: (e: unknown) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+describe("commit scheduler", () => {
+  test("one commit in flight; the next one carries the newest safe positions", async () => {
+    const f = new Frontier({ engine: "js" });
+    const t0 = f.assign("t", 0);
+    const t1 = f.assign("t", 1);
+    const sent: CommitOffset[][] = [];
+    const answers: Array<ReturnType<typeof deferred>> = [];
+    const s = new CommitScheduler(f, {
+      send: (offsets) => {
+        sent.push([...offsets]);
+        const d = deferred();
+        answers.push(d);
+        return d.promise;
+      },
+    }, { mode: "eager" });
+    s.start();
+    const h0 = t0.register([0, 1, 2, 3], 4);
+    const h1 = t1.register([10, 11], 12);
+    t0.complete(h0);
+    s.notify();
+    await until(() => sent.length === 1);
+    // (a partition's first safe position, here 10, is proposed like any other)
+    assert.deepEqual(sent[0], [{ topic: "t", partition: 0, offset: 1 }, { topic: "t", partition: 1, offset: 10 }]);
+    // while it is out, more completes: nothing else is sent
+    t0.complete(h0 + 1);
+    t0.complete(h0 + 2);
+    t1.complete(h1);
+    s.notify();
+    await sleep(5);
+    assert.equal(sent.length, 1);
+    assert.equal(f.positions("t", 0)!.confirmed, undefined);
+    answers[0].resolve();
+    await until(() => sent.length === 2);
+    assert.equal(f.positions("t", 0)!.confirmed, 1);
+    assert.deepEqual(sent[1], [{ topic: "t", partition: 0, offset: 3 }, { topic: "t", partition: 1, offset: 11 }]);
+    answers[1].resolve();
+    await until(() => f.positions("t", 1)!.confirmed === 11);
+    assert.equal(f.positions("t", 0)!.confirmed, 3);
+    s.halt();
+  });
+
+  test("a failed commit moves nothing and is proposed again", async () => {
+    const f = new Frontier({ engine: "js" });
+    const t = f.assign("t", 0, 0);
+    let fail = true;
+    const failures: unknown[] = [];
+    const s = new CommitScheduler(f, {
+      send: () => (fail ? Promise.reject(new Error("broker says no")) : Promise.resolve()),
+      failed: (_o, e) => failures.push(e),
+    }, { mode: "interval", intervalMs: 5 });
+    s.start();
+    t.complete(t.register([0, 1], 2));
+    await until(() => failures.length >= 2);
+    assert.equal(f.positions("t", 0)!.confirmed, undefined);
+    fail = false;
+    await until(() => f.positions("t", 0)!.confirmed === 1);
+    s.halt();
+  });
+
+  test("a commit that does not answer in time is uncertain: nothing moves", async () => {
+    const f = new Frontier({ engine: "js" });
+    const t = f.assign("t", 0, 0);
+    const failures: unknown[] = [];
+    const s = new CommitScheduler(f, {
+      send: () => new Promise<void>(() => {}),
+      failed: (_o, e) => failures.push(e),
+    }, { timeoutMs: 20 });
+    t.complete(t.register([0], 1));
+    assert.equal(await s.flush(), false);
+    assert.ok(failures[0] instanceof CommitTimeoutError);
+    assert.equal(f.positions("t", 0)!.confirmed, undefined);
+    assert.equal(f.positions("t", 0)!.inflight, undefined);
+  });
+
+  test("metadata goes with each partition's offset", async () => {
+    const f = new Frontier({ engine: "js" });
+    const t = f.assign("t", 3, 0);
+    const sent: CommitOffset[][] = [];
+    const s = new CommitScheduler(f, { send: async (o) => void sent.push([...o]) }, {
+      metadata: (topic, partition, offset) => `${topic}:${partition}:${offset}`,
+    });
+    t.complete(t.register([0], 1));
+    await s.flush();
+    assert.deepEqual(sent, [[{ topic: "t", partition: 3, offset: 1, metadata: "t:3:1" }]]);
+  });
+
+  test("the runner never has two commits in flight, and confirms only acknowledged offsets", async () => {
+    const client = new MemoryClient();
+    let slow = true;
+    client.commitImpl = async () => {
+      if (slow) await sleep(15);
+    };
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "unordered",
+      concurrency: 8,
+      commit: { mode: "eager" },
+      handler: async () => {
+        await sleep(Math.random() * 3);
+      },
+    });
+    await c.start();
+    client.sink.assigned([{ topic: "t", partition: 0 }, { topic: "t", partition: 1 }]);
+    for (let b = 0; b < 10; b++) {
+      client.deliver("t", 0, range(b * 20, 20));
+      client.deliver("t", 1, range(b * 20, 20));
+      await sleep(2);
+    }
+    await until(() => c.metrics().partitions.every((p) => p.safe === 200), 5_000);
+    slow = false;
+    await c.shutdown();
+    assert.equal(client.maxInflightCommits, 1);
+    assert.equal(client.committed.get("t/0"), 200);
+    assert.equal(client.committed.get("t/1"), 200);
+    // offsets of one partition only ever move forward
+    for (const p of [0, 1]) {
+      const seq = client.commits.flat().filter((o) => o.partition === p).map((o) => o.offset);
+      assert.deepEqual(seq, [...seq].sort((a, b) => a - b));
+    }
+  });
+});

@@ -1,0 +1,252 @@
+// The runner's lifecycle against an in-memory client: retries, dead letters, stopped
+// partitions, orderly revoke, lost partitions, shutdown with a bounded grace.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+  backoffDelay,
+  type ErrorEvent,
+  ParallelConsumer,
+  PartitionStoppedError,
+  resolveRetryPolicy,
+  type RetryEvent,
+} from "../../core/mod.ts";
+import { MemoryClient, range, sleep, until } from "./runner_client.ts";
+
+const one = [{ topic: "t", partition: 0 }];
+
+describe("runner: retries and dead letters", () => {
+  test("backoff: exponential, capped, jittered downwards only", () => {
+    const p = resolveRetryPolicy({ initialDelayMs: 10, multiplier: 3, maxDelayMs: 200, jitter: 0 });
+    assert.deepEqual([1, 2, 3, 4, 5].map((a) => backoffDelay(p, a)), [10, 30, 90, 200, 200]);
+    const j = resolveRetryPolicy({ initialDelayMs: 100, jitter: 0.5 });
+    for (let i = 0; i < 100; i++) {
+      const d = backoffDelay(j, 1);
+      assert.ok(d >= 50 && d <= 100, `${d}`);
+    }
+    assert.throws(() => resolveRetryPolicy({ onExhausted: "dead-letter" }), /no dead-letter producer/);
+    assert.throws(() => resolveRetryPolicy({ retries: -1 }), /retries/);
+  });
+
+  test("a failing record is retried; the frontier waits for it and never passes it", async () => {
+    const client = new MemoryClient();
+    const retries: RetryEvent[] = [];
+    let calls = 0;
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "unordered",
+      retry: { retries: 3, initialDelayMs: 5, jitter: 0 },
+      handler: (m) => {
+        if (m.offset === 1 && ++calls < 3) throw new Error(`boom ${calls}`);
+      },
+      on: { retry: (e) => retries.push(e) },
+    });
+    await c.start();
+    client.sink.assigned(one);
+    client.deliver("t", 0, range(0, 5));
+    await until(() => c.metrics().partitions[0].safe === 5);
+    assert.deepEqual(retries.map((r) => [r.offset, r.attempt, r.delayMs]), [[1, 1, 5], [1, 2, 10]]);
+    await c.shutdown();
+    assert.equal(client.committed.get("t/0"), 5);
+  });
+
+  test("retries used up, no dead letter: the partition stops, safe stays at the failed record", async () => {
+    const client = new MemoryClient();
+    const errors: ErrorEvent[] = [];
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "partition",
+      retry: { retries: 1, initialDelayMs: 1 },
+      handler: (m, { partition }) => {
+        if (partition === 0 && m.offset === 3) throw new Error("poison");
+      },
+      on: { error: (e) => errors.push(e) },
+    });
+    await c.start();
+    client.sink.assigned([...one, { topic: "t", partition: 1 }]);
+    client.deliver("t", 0, range(0, 10));
+    client.deliver("t", 1, range(0, 10));
+    await until(() => errors.length === 1);
+    assert.equal(errors[0].kind, "partition-stopped");
+    assert.ok(errors[0].error instanceof PartitionStoppedError);
+    assert.equal((errors[0].error as PartitionStoppedError).offset, 3);
+    assert.ok(client.paused.has("t/0"));
+    assert.equal(client.deliver("t", 0, range(10, 5)), false);
+    await until(() => c.metrics().partitions[1].safe === 10);
+    const p0 = c.metrics().partitions[0];
+    assert.equal(p0.state, "stopped");
+    assert.equal(p0.safe, 3);
+    await c.shutdown();
+    assert.equal(client.committed.get("t/0"), 3);
+    assert.equal(client.committed.get("t/1"), 10);
+  });
+
+  test("dead letter: the record completes only once the dead-letter produce is acknowledged", async () => {
+    let ack!: () => void;
+    const acked = new Promise<void>((r) => (ack = r));
+    let produceCalls = 0;
+    const client = new MemoryClient({
+      deadLetter: async () => {
+        if (++produceCalls === 1) throw new Error("DLQ broker down"); // first produce fails: retried
+        await acked;
+      },
+    });
+    const dead: number[] = [];
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "unordered",
+      retry: { retries: 2, initialDelayMs: 1 },
+      handler: (m) => {
+        if (m.offset === 2) throw new Error("bad record");
+      },
+      on: { deadLetter: (e) => dead.push(e.offset) },
+    });
+    await c.start();
+    client.sink.assigned(one);
+    client.deliver("t", 0, range(0, 6));
+    await until(() => produceCalls === 2);
+    await sleep(10);
+    assert.equal(c.metrics().partitions[0].safe, 2, "not complete before the produce is acknowledged");
+    ack();
+    await until(() => c.metrics().partitions[0].safe === 6);
+    assert.deepEqual(dead, [2]);
+    assert.equal(client.deadLetters.length, 1);
+    assert.equal(client.deadLetters[0].info.attempts, 3);
+    assert.match(String(client.deadLetters[0].info.error), /bad record/);
+    await c.shutdown();
+  });
+});
+
+describe("runner: rebalances and shutdown", () => {
+  test("orderly revoke: stop dispatching, drain, commit; the old assignment's completions are rejected", async () => {
+    const client = new MemoryClient();
+    const gates = new Map<number, () => void>();
+    const started: number[] = [];
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "unordered",
+      concurrency: 2,
+      drainTimeoutMs: 1_000,
+      handler: (m) => {
+        started.push(m.offset);
+        return new Promise<void>((r) => gates.set(m.offset, r));
+      },
+    });
+    await c.start();
+    client.sink.assigned(one);
+    client.deliver("t", 0, range(0, 10));
+    await until(() => started.length === 2);
+    const revoked = client.sink.revoking();
+    await sleep(5);
+    gates.get(0)!();
+    gates.get(1)!();
+    await revoked;
+    assert.deepEqual(started, [0, 1], "no record started after the revoke began");
+    assert.equal(client.committed.get("t/0"), 2);
+    // new generation, same partition: fresh tracker; it is delivered again from the commit
+    client.sink.assigned(one);
+    assert.equal(c.metrics().partitions[0].safe, undefined);
+    assert.equal(client.deliver("t", 0, range(2, 3)), true);
+    await until(() => started.length === 4);
+    gates.get(2)!();
+    gates.get(3)!();
+    await until(() => started.length === 5);
+    gates.get(4)!();
+    await until(() => c.metrics().partitions[0].safe === 5);
+    await c.shutdown();
+    assert.equal(client.committed.get("t/0"), 5);
+  });
+
+  test("a new assignment without an orderly revoke loses the old one: never committed again", async () => {
+    const client = new MemoryClient();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "unordered",
+      commit: { mode: "eager" },
+      handler: async (m, ctx) => {
+        if (m.offset === 0) {
+          await gate;
+          assert.ok(ctx.signal.aborted, "the lost record's signal is aborted");
+        }
+      },
+    });
+    await c.start();
+    client.sink.assigned([...one, { topic: "t", partition: 1 }]);
+    client.deliver("t", 0, range(0, 5));
+    await sleep(10);
+    const before = client.commits.length;
+    client.sink.assigned([{ topic: "t", partition: 1 }]); // e.g. session expired: t/0 is gone
+    release();
+    await sleep(20);
+    assert.ok(client.commits.slice(before).flat().every((o) => o.partition !== 0), "t/0 never committed after it was lost");
+    assert.deepEqual(c.metrics().partitions.map((p) => p.partition), [1]);
+    assert.equal(client.deliver("t", 0, range(5, 1)), false);
+    client.sink.lost();
+    assert.equal(c.metrics().partitions.length, 0);
+    await c.shutdown();
+  });
+
+  test("shutdown: stop fetching, let running records finish, commit, close", async () => {
+    const client = new MemoryClient();
+    const controller = new AbortController();
+    const done: number[] = [];
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "partition",
+      signal: controller.signal,
+      handler: async (m) => {
+        await sleep(20);
+        done.push(m.offset);
+      },
+    });
+    await c.start();
+    client.sink.assigned(one);
+    client.deliver("t", 0, range(0, 100));
+    await until(() => done.length >= 2);
+    controller.abort();
+    await c.done;
+    assert.equal(c.state, "stopped");
+    assert.ok(client.stoppedFetching && client.closed);
+    assert.ok(done.length < 10, "queued records were not started");
+    assert.equal(client.committed.get("t/0"), done.length, "everything finished is committed, nothing else");
+    assert.deepEqual(done, range(0, done.length));
+  });
+
+  test("shutdown: the grace bounds a stuck handler; its signal is aborted; commit stops below it", async () => {
+    const client = new MemoryClient();
+    let aborted = false;
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "unordered",
+      shutdownGraceMs: 30,
+      handler: (m, ctx) => {
+        if (m.offset !== 3) return;
+        return new Promise<void>((r) => ctx.signal.addEventListener("abort", () => ((aborted = true), r())));
+      },
+    });
+    await c.start();
+    client.sink.assigned(one);
+    client.deliver("t", 0, range(0, 8));
+    await until(() => c.metrics().partitions[0].blocked === 4);
+    const t0 = Date.now();
+    await c.shutdown();
+    assert.ok(Date.now() - t0 < 1_000);
+    assert.ok(aborted);
+    assert.equal(client.committed.get("t/0"), 3);
+  });
+
+  test("client failure rejects done and never commits again", async () => {
+    const client = new MemoryClient();
+    const c = new ParallelConsumer(client, { engine: "js", handler: () => {} });
+    await c.start();
+    client.sink.assigned(one);
+    client.deliver("t", 0, range(0, 3));
+    const n = client.commits.length;
+    client.sink.failed(new Error("crashed"));
+    await assert.rejects(c.done, /crashed/);
+    assert.equal(c.state, "failed");
+    await sleep(10);
+    assert.equal(client.commits.length, n);
+  });
+});
