@@ -165,8 +165,10 @@ export class Lane<M> implements TopicPartition {
   pausedMs = 0;
   /** Records in flight: running (handler or dead-letter producer) or waiting to retry. */
   inFlight = 0;
-  /** Records running (handler or dead-letter producer): what a drain waits for. */
+  /** Records running (handler or dead-letter producer). */
   active = 0;
+  /** Highest offset ever started in this lane (-1: none). A drain runs the queued records below it. */
+  maxStarted = -1;
   /** Retained entries, as last read from the tracker. */
   retained = 0;
   /** Latency of the last acknowledged commit that carried this partition. */
@@ -197,14 +199,21 @@ export class Lane<M> implements TopicPartition {
     return n;
   }
 
-  /** Resolves when nothing of this lane is running (handler calls and dead-letter produces). */
+  /** Whether nothing of this lane runs or waits to run (what a drain waits for). */
+  get isIdle(): boolean {
+    return this.active === 0 && this.ready.length === 0 && this.retry.length === 0 && this.keys.size === 0 &&
+      this.waiting.size === 0;
+  }
+
+  /** Resolves once the lane {@link isIdle}: nothing runs and nothing that is to run is queued. */
   idle(): Promise<void> {
-    if (this.active === 0) return Promise.resolve();
+    if (this.isIdle) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  /** @internal called when `active` dropped to 0 */
+  /** @internal wakes {@link idle} waiters once the lane is idle */
   notifyIdle(): void {
+    if (!this.isIdle || this.#idle.length === 0) return;
     const waiters = this.#idle;
     this.#idle = [];
     for (const w of waiters) w();
@@ -318,27 +327,44 @@ export class Dispatcher<M> {
   }
 
   /**
-   * Stops dispatching a lane (`draining`: revoke or shutdown; `stopped`: a record failed
-   * for good): drops its queued records and retry timers (those records stay pending).
-   * Records running now finish. Returns the dropped records.
+   * Stops dispatching a lane. `draining` (revoke or shutdown): queued records above the
+   * highest offset started so far are dropped; those below it still run (under `key`
+   * ordering a record may wait behind its key while later offsets ran), so that what
+   * completes is a prefix and the final commit covers it. Records waiting to retry are
+   * dropped. `stopped` (a record failed for good): everything queued is dropped.
+   * Dropped records stay pending. Records running now finish. Returns the dropped ones.
    */
   stopLane(lane: Lane<M>, state: "draining" | "stopped"): Work<M>[] {
     if (lane.state === "active" || state === "stopped") lane.state = state;
     const dropped: Work<M>[] = [];
-    for (const w of lane.retry.clear()) {
-      dropped.push(w);
-      lane.inFlight--; // it held its slot while waiting to run again
-    }
-    for (const w of lane.waiting) {
+    // Records waiting to run again: abandoned (their keys' later records with them).
+    const retrying = [...lane.retry.clear(), ...lane.waiting];
+    lane.waiting.clear();
+    for (const w of retrying) {
       clearTimeout(w.timer);
       w.timer = undefined;
-      dropped.push(w);
-      lane.inFlight--;
+      dropped.push(w, ...this.#abandon(w));
     }
-    lane.waiting.clear();
-    dropped.push(...lane.ready.clear());
-    for (const rest of lane.keys.values()) dropped.push(...rest);
-    lane.keys.clear();
+    const keep = lane.state === "draining" ? lane.maxStarted : -1;
+    for (const w of lane.ready.clear()) {
+      if (w.offset < keep) lane.ready.push(w);
+      else {
+        dropped.push(w);
+        // it was its key's head: every record parked behind it is later, so dropped too
+        if (w.key !== undefined) {
+          const rest = lane.keys.get(w.key);
+          if (rest) dropped.push(...rest);
+          lane.keys.delete(w.key);
+        }
+      }
+    }
+    for (const rest of lane.keys.values()) {
+      // the key's head is running or kept: drop only what is parked above the mark
+      let n = 0;
+      while (n < rest.length && rest[n].offset < keep) n++;
+      if (n < rest.length) dropped.push(...rest.splice(n));
+    }
+    lane.notifyIdle();
     return dropped;
   }
 
@@ -393,13 +419,14 @@ export class Dispatcher<M> {
     for (let i = 0; i < n; i++) {
       const idx = (this.#cursor + i) % n;
       const lane = order[idx];
-      if (lane.state !== "active") continue;
+      if (lane.state === "stopped") continue; // draining lanes still run what their drain kept
       let w = lane.retry.shift();
       if (w === undefined) {
         if (lane.inFlight >= perLane) continue;
         w = lane.ready.shift();
         if (w === undefined) continue;
         lane.inFlight++;
+        if (w.offset > lane.maxStarted) lane.maxStarted = w.offset;
       }
       this.#cursor = (idx + 1) % n;
       w.attempt++;
@@ -430,6 +457,27 @@ export class Dispatcher<M> {
     if (--lane.active === 0) lane.notifyIdle();
   }
 
+  /**
+   * The record was not completed and will not run again here (failed while its lane
+   * drains, or its lane stopped): frees its slot and, under `key` ordering, drops the
+   * records of its key queued behind it — they must not overtake it. They all stay
+   * pending. Returns the dropped records.
+   */
+  abandon(work: Work<M>): Work<M>[] {
+    const dropped = this.#abandon(work);
+    work.lane.notifyIdle();
+    return dropped;
+  }
+
+  #abandon(work: Work<M>): Work<M>[] {
+    const lane = work.lane;
+    lane.inFlight--;
+    if (work.key === undefined || this.options.ordering !== "key") return [];
+    const rest = lane.keys.get(work.key) ?? [];
+    lane.keys.delete(work.key);
+    return rest;
+  }
+
   /** Runs `work` again after `delayMs` (it keeps its in-flight slot and its key). */
   retryLater(work: Work<M>, delayMs: number): void {
     this.wait(work, delayMs, () => {
@@ -445,7 +493,7 @@ export class Dispatcher<M> {
   wait(work: Work<M>, delayMs: number, then: () => void): void {
     const lane = work.lane;
     if (lane.state !== "active") {
-      lane.inFlight--;
+      this.abandon(work);
       return;
     }
     lane.waiting.add(work);
@@ -460,7 +508,7 @@ export class Dispatcher<M> {
   settle(work: Work<M>): void {
     const lane = work.lane;
     lane.inFlight--;
-    if (work.key !== undefined && this.options.ordering === "key" && lane.state === "active") {
+    if (work.key !== undefined && this.options.ordering === "key" && lane.state !== "stopped" && !lane.ended) {
       const rest = lane.keys.get(work.key);
       if (rest !== undefined) {
         const next = rest.shift();
@@ -468,6 +516,7 @@ export class Dispatcher<M> {
         else lane.keys.delete(work.key);
       }
     }
+    lane.notifyIdle();
   }
 
   /**

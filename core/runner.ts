@@ -139,6 +139,8 @@ function nonNegative(name: string, v: unknown, fallback: number): number {
 export class ParallelConsumer<M> {
   /** Settles when the consumer stopped: resolves after a graceful shutdown, rejects when the client failed for good. */
   readonly done: Promise<void>;
+  /** Resolves when the consumer stopped, whichever way (never rejects): for cleanup such as removing signal handlers. */
+  readonly closed: Promise<void>;
   readonly #client: ConsumerClient<M>;
   readonly #handler: Handler<M>;
   readonly #frontier: Frontier;
@@ -223,6 +225,8 @@ export class ParallelConsumer<M> {
       this.#resolveDone = resolve;
       this.#rejectDone = reject;
     });
+    this.closed = this.done.then(() => {}, () => {});
+    // A client failure is reported through `done` and the `error` event, never as an unhandled rejection.
   }
 
   /** Where the consumer is in its life. */
@@ -290,10 +294,11 @@ export class ParallelConsumer<M> {
     }
     const lanes = [...this.#dispatcher.lanes()];
     for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining");
-    this.#dispatcher.halt();
+    this.#dispatcher.pump(); // what the drain kept (records below the highest started offset)
     const grace = sleep(graceMs);
     const outcome = await Promise.race([Promise.all(lanes.map((l) => l.idle())), grace.promise]);
     grace.cancel();
+    this.#dispatcher.halt();
     if (outcome === "timeout") {
       // Whatever finishes from now on is not counted: the commit reflects the grace's end.
       for (const lane of lanes) lane.abandoned = true;
@@ -402,6 +407,7 @@ export class ParallelConsumer<M> {
       ? partitions.map((p) => this.#dispatcher.lane(p.topic, p.partition)).filter((l): l is Lane<M> => !!l)
       : [...this.#dispatcher.lanes()];
     for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining");
+    this.#dispatcher.pump();
     const bound = sleep(this.#drainMs);
     await Promise.race([Promise.all(lanes.map((l) => l.idle())), bound.promise]);
     bound.cancel();
@@ -540,7 +546,7 @@ export class ParallelConsumer<M> {
     work.error = error;
     const lane = work.lane;
     if (lane.state !== "active") {
-      this.#dispatcher.settle(work); // abandoned: stays pending, delivered again later
+      this.#dispatcher.abandon(work); // stays pending: delivered again after the revoke or restart
     } else if (canRetry(this.#retry, work.attempt)) {
       const delayMs = backoffDelay(this.#retry, work.attempt);
       this.#retries++;
@@ -593,10 +599,10 @@ export class ParallelConsumer<M> {
         if (lane.ended) return;
         this.#events.emit("error", { ...info, kind: "dead-letter", error });
         if (lane.state !== "active") {
-          this.#dispatcher.settle(work);
+          this.#dispatcher.abandon(work);
         } else if (canRetry(this.#retry, produceAttempt)) {
           this.#dispatcher.wait(work, backoffDelay(this.#retry, produceAttempt), () => {
-            if (lane.state !== "active") this.#dispatcher.settle(work);
+            if (lane.state !== "active") this.#dispatcher.abandon(work);
             else this.#deadLetter(work, produceAttempt + 1);
           });
         } else {
@@ -608,7 +614,7 @@ export class ParallelConsumer<M> {
 
   #stopPartition(work: Work<M>, error: unknown): void {
     const lane = work.lane;
-    this.#dispatcher.settle(work); // frees the slot; the record stays pending: the frontier stays below it
+    this.#dispatcher.abandon(work); // the record stays pending: the frontier stays below it
     this.#dispatcher.stopLane(lane, "stopped");
     this.#pauseStopped(lane);
     this.#events.emit("error", {
