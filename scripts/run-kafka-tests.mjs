@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// The real-broker suite (test/kafka/*.test.ts) on Node, Bun and Deno in turn, against
+// one broker: run it as `node scripts/with-broker.mjs -- node scripts/run-kafka-tests.mjs`
+// (`npm run test:kafka`), which sets KAFKA_BROKERS and stops the broker afterwards.
+// Without KAFKA_BROKERS every test file would start its own broker, so this refuses.
+//
+//   node scripts/run-kafka-tests.mjs [node|bun|deno ...] [-- file filters]
+//
+// Fails when any runtime fails or reports zero passing tests.
+import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const argv = process.argv.slice(2);
+const sep = argv.indexOf("--");
+const wanted = (sep >= 0 ? argv.slice(0, sep) : argv).filter(Boolean);
+const filters = sep >= 0 ? argv.slice(sep + 1) : [];
+const runtimes = wanted.length > 0 ? wanted : ["node", "bun", "deno"];
+
+if (!process.env.KAFKA_BROKERS) {
+  console.error("run-kafka-tests: KAFKA_BROKERS is not set; run it through scripts/with-broker.mjs");
+  process.exit(2);
+}
+
+const files = readdirSync(join(ROOT, "test", "kafka"))
+  .filter((f) => f.endsWith(".test.ts"))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort()
+  .map((f) => join("test", "kafka", f));
+if (files.length === 0) {
+  console.error("run-kafka-tests: no test files");
+  process.exit(2);
+}
+
+const bin = (name) => join(ROOT, "node_modules", ".bin", name);
+const COMMANDS = {
+  // one file at a time: the files share one broker and a 2-core machine
+  node: [process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", ...files]],
+  bun: [bin("bun"), ["test", "--timeout", "300000", ...files.map((f) => `./${f}`)]],
+  deno: [bin("deno"), ["test", "--allow-all", ...files]],
+};
+
+/** Passing and failing counts from node:test (TAP), bun test and deno test output. */
+function counts(text) {
+  const plain = text.replace(new RegExp(String.fromCharCode(27) + "\\[[0-9;]*m", "g"), "");
+  let pass = 0, fail = 0;
+  for (const m of plain.matchAll(/^# pass (\d+)\s*$/gm)) pass += +m[1];
+  for (const m of plain.matchAll(/^# fail (\d+)\s*$/gm)) fail += +m[1];
+  for (const m of plain.matchAll(/^\s*(\d+) pass\s*$/gm)) pass += +m[1];
+  for (const m of plain.matchAll(/^\s*(\d+) fail\s*$/gm)) fail += +m[1];
+  let raw = "";
+  for (const m of plain.matchAll(/^(?:ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed.*$/gm)) {
+    // deno counts a describe block as a test and its tests as steps: count leaf tests
+    pass += +m[1] + (m[2] ? +m[2] : 0) - leafParents(plain);
+    fail += +m[3];
+    raw = ` (deno: ${m[0].replace(/\s*\(\d+m?s\)\s*$/, "")})`;
+  }
+  return { pass, fail, raw };
+}
+
+/** deno: top-level tests that ran steps (describe blocks): "name ..." lines followed by indented steps. */
+function leafParents(plain) {
+  const lines = plain.split("\n");
+  let n = 0;
+  for (let i = 0; i + 1 < lines.length; i++) {
+    if (/^\S.* \.\.\.\s*$/.test(lines[i]) && /^\s+\S.* \.\.\./.test(lines[i + 1])) n++;
+  }
+  return n;
+}
+
+function run(cmd, args) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+    let out = "";
+    child.stdout.on("data", (d) => ((out += d), process.stdout.write(d)));
+    child.stderr.on("data", (d) => ((out += d), process.stderr.write(d)));
+    child.on("error", (e) => resolve({ code: 127, out: `${out}\n${e.message}` }));
+    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), out }));
+  });
+}
+
+const summary = [];
+let failed = false;
+for (const rt of runtimes) {
+  const command = COMMANDS[rt];
+  if (!command) {
+    console.error(`run-kafka-tests: unknown runtime ${rt}`);
+    process.exit(2);
+  }
+  console.log(`\n=== kafka tests on ${rt} (${files.length} files) ===`);
+  const t0 = Date.now();
+  const { code, out } = await run(...command);
+  const { pass, fail, raw } = counts(out);
+  const secs = ((Date.now() - t0) / 1000).toFixed(1);
+  const ok = code === 0 && fail === 0 && pass > 0;
+  if (!ok) failed = true;
+  summary.push(
+    `${rt.padEnd(5)} ${ok ? "ok" : "FAILED"} in ${secs}s: ${pass} passed, ${fail} failed${raw}` +
+      (code !== 0 ? ` (exit ${code})` : "") + (pass === 0 ? " — ran zero tests" : ""),
+  );
+}
+console.log(`\n=== kafka summary ===\n${summary.join("\n")}`);
+process.exit(failed ? 1 : 0);

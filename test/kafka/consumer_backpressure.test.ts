@@ -1,0 +1,154 @@
+/**
+ * Real broker: backpressure. 3 partitions × 4,000 records; partition 0's first records
+ * stall 2 s. Partition 0 is paused (pause event, metrics) once it retains its high mark,
+ * its in-flight records never exceed `maxInFlightPerPartition`, partitions 1 and 2 keep
+ * progressing during the stall, and retained entries stay bounded (high mark plus one
+ * fetched batch). Afterwards it resumes and everything is committed.
+ *
+ * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
+ * uses KAFKA_BROKERS when set, else starts its own broker.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createKafkaJSConsumer, type PauseEvent, type ResumeEvent } from "../../adapters/kafkajs.ts";
+import { committedOffsets, createTopic, endOffsets, withBroker } from "../broker/broker.ts";
+import { asObject, consumerConfig, kafka, sleep, unique, waitFor } from "./helpers.ts";
+
+const PER_PARTITION = 4_000;
+const STALL_MS = 2_000;
+const MAX_IN_FLIGHT = 8;
+const HIGH = 500;
+const LOW = 100;
+const MAX_BUFFERED = 5_000;
+
+test("backpressure: a stalled partition pauses, stays bounded, the others keep going", { timeout: 180_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const topic = unique("backpressure");
+    const groupId = unique("backpressure-group");
+    await createTopic(brokers, topic, 3);
+    // Many small sends: a fetch returns whole record batches, so small ones keep batches small.
+    const producer = kafka(brokers).producer();
+    await producer.connect();
+    try {
+      for (let i = 0; i < PER_PARTITION; i += 100) {
+        await producer.sendBatch({
+          acks: -1,
+          topicMessages: [{
+            topic,
+            messages: [0, 1, 2].flatMap((p) =>
+              Array.from({ length: 100 }, (_, j) => ({ partition: p, value: `p${p}-${i + j}` }))
+            ),
+          }],
+        });
+      }
+    } finally {
+      await producer.disconnect();
+    }
+    const ends = asObject(await endOffsets(brokers, topic));
+
+    const kafkaConsumer = kafka(brokers).consumer({ ...consumerConfig(groupId), maxBytesPerPartition: 8 * 1024 });
+    const maxBatch = [0, 0, 0];
+    kafkaConsumer.on(kafkaConsumer.events.START_BATCH_PROCESS, (e) => {
+      maxBatch[e.payload.partition] = Math.max(maxBatch[e.payload.partition], e.payload.batchSize);
+    });
+
+    const pauses: PauseEvent[] = [];
+    const resumes: ResumeEvent[] = [];
+    const running = [0, 0, 0];
+    const maxRunning = [0, 0, 0];
+    const done = [0, 0, 0];
+    let stalled = 0;
+    let stallStart = 0, stallEnd = 0;
+    const doneAtStallStart = [0, 0, 0], doneAtStallEnd = [0, 0, 0];
+    const controller = new AbortController();
+    const consumer = createKafkaJSConsumer({
+      consumer: kafkaConsumer,
+      topics: [topic],
+      fromBeginning: true,
+      ordering: "unordered",
+      concurrency: 32,
+      maxInFlightPerPartition: MAX_IN_FLIGHT,
+      highWaterMark: HIGH,
+      lowWaterMark: LOW,
+      maxBuffered: MAX_BUFFERED,
+      signal: controller.signal,
+      on: { pause: (e) => pauses.push(e), resume: (e) => resumes.push(e) },
+      handler: async (_message, { partition }) => {
+        running[partition]++;
+        maxRunning[partition] = Math.max(maxRunning[partition], running[partition]);
+        if (partition === 0 && stalled < MAX_IN_FLIGHT) {
+          // partition 0's first records stall: every in-flight slot of it is taken
+          if (stalled++ === 0) {
+            stallStart = Date.now();
+            doneAtStallStart.splice(0, 3, ...done);
+          }
+          await sleep(STALL_MS);
+          if (stallEnd === 0) {
+            stallEnd = Date.now();
+            doneAtStallEnd.splice(0, 3, ...done);
+          }
+        } else {
+          await sleep(Math.random());
+        }
+        running[partition]--;
+        done[partition]++;
+      },
+    });
+
+    // Sample the metrics while it runs: retained and in-flight of every partition.
+    const maxRetained = [0, 0, 0], maxInFlight = [0, 0, 0];
+    let maxTotalRetained = 0, pausedSeenInMetrics = false;
+    const sampler = setInterval(() => {
+      const m = consumer.metrics();
+      maxTotalRetained = Math.max(maxTotalRetained, m.retained);
+      for (const p of m.partitions) {
+        maxRetained[p.partition] = Math.max(maxRetained[p.partition], p.retained);
+        maxInFlight[p.partition] = Math.max(maxInFlight[p.partition], p.inFlight);
+        if (p.partition === 0 && p.paused) pausedSeenInMetrics = true;
+      }
+    }, 10);
+
+    try {
+      await consumer.start();
+      await waitFor(() => done[0] + done[1] + done[2] >= 3 * PER_PARTITION, 120_000, "every record");
+    } finally {
+      clearInterval(sampler);
+    }
+    controller.abort();
+    await consumer.done;
+
+    const p0Pauses = pauses.filter((e) => e.partition === 0);
+    assert.ok(p0Pauses.length >= 1, "partition 0 was paused");
+    assert.equal(p0Pauses[0].reason, "high-water-mark");
+    assert.ok(p0Pauses[0].retained >= HIGH);
+    assert.ok(pausedSeenInMetrics, "metrics showed partition 0 paused");
+    assert.ok(resumes.some((e) => e.partition === 0), "partition 0 resumed after the stall");
+
+    assert.equal(maxRunning[0], MAX_IN_FLIGHT, "the stall took every in-flight slot of partition 0");
+    for (let p = 0; p < 3; p++) {
+      assert.ok(maxRunning[p] <= MAX_IN_FLIGHT, `partition ${p}: at most ${MAX_IN_FLIGHT} in flight (saw ${maxRunning[p]})`);
+      assert.ok(maxInFlight[p] <= MAX_IN_FLIGHT, `partition ${p}: metrics in-flight ≤ ${MAX_IN_FLIGHT}`);
+    }
+
+    for (const p of [1, 2]) {
+      const progressed = doneAtStallEnd[p] - doneAtStallStart[p];
+      assert.ok(progressed >= 1_000, `partition ${p} progressed during the stall (${progressed} records)`);
+    }
+    assert.ok(doneAtStallEnd[0] - doneAtStallStart[0] === 0, "partition 0 made no progress while stalled");
+
+    const bound = HIGH + maxBatch[0];
+    assert.ok(maxRetained[0] <= bound, `partition 0 retained ≤ high mark + one batch (${maxRetained[0]} ≤ ${bound})`);
+    assert.ok(maxRetained[0] >= HIGH, "partition 0 reached its high mark");
+    assert.ok(
+      maxTotalRetained <= MAX_BUFFERED + Math.max(...maxBatch),
+      `total retained bounded (${maxTotalRetained})`,
+    );
+    assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), ends);
+    console.log(
+      `# backpressure: stall ${stallEnd - stallStart} ms; p1/p2 progressed ${doneAtStallEnd[1] - doneAtStallStart[1]}/${
+        doneAtStallEnd[2] - doneAtStallStart[2]
+      } during it; p0 max retained ${maxRetained[0]} (high ${HIGH}, max batch ${maxBatch[0]}), ` +
+        `paused ${p0Pauses.length}×, max in flight ${maxRunning.join("/")}`,
+    );
+  });
+});
