@@ -1,0 +1,61 @@
+/**
+ * offset-frontier for Deno: the KafkaJS parallel consumer (`npm:kafkajs`), shut down
+ * gracefully on SIGINT/SIGTERM via `Deno.addSignalListener` (a second signal gets the
+ * default behaviour: exit at once). Needs `--allow-net --allow-env` (kafkajs) and
+ * `--allow-sys` on some systems.
+ *
+ * @example
+ * ```ts
+ * import { Kafka } from "kafkajs";
+ * import { consume } from "offset-frontier/deno";
+ * const kafka = new Kafka({ brokers: ["127.0.0.1:9092"] });
+ * const consumer = await consume({
+ *   consumer: kafka.consumer({ groupId: "orders", maxWaitTimeInMs: 500 }),
+ *   topics: ["orders"],
+ *   handler: async (message) => { console.log(message.value?.toString()); },
+ * });
+ * await consumer.done; // after Ctrl-C: in-flight records finished, safe offsets committed
+ * ```
+ *
+ * @module
+ */
+import { createKafkaJSConsumer, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs.ts";
+
+export * from "./kafkajs.ts";
+
+/** A signal name Deno can listen to. */
+export type ShutdownSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGQUIT";
+
+interface DenoSignals {
+  addSignalListener(signal: ShutdownSignal, handler: () => void): void;
+  removeSignalListener(signal: ShutdownSignal, handler: () => void): void;
+}
+
+/** Options of {@link consume}: the KafkaJS consumer options plus the signals that shut it down. */
+export interface ConsumeOptions extends KafkaJSConsumerOptions {
+  /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no listener. */
+  signals?: readonly ShutdownSignal[];
+}
+
+/** Starts a KafkaJS parallel consumer that shuts down gracefully on SIGINT/SIGTERM (or `signal`). */
+export async function consume(options: ConsumeOptions): Promise<ParallelConsumer<KafkaMessage>> {
+  const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
+  const deno = (globalThis as unknown as { Deno: DenoSignals }).Deno;
+  const controller = new AbortController();
+  let listening = true;
+  const unlisten = (): void => {
+    if (!listening) return;
+    listening = false;
+    for (const s of signals) deno.removeSignalListener(s, onSignal);
+  };
+  const onSignal = (): void => {
+    unlisten(); // a second signal ends the process the default way
+    controller.abort(new Error("shutdown signal"));
+  };
+  for (const s of signals) deno.addSignalListener(s, onSignal);
+  const signal = rest.signal ? AbortSignal.any([rest.signal, controller.signal]) : controller.signal;
+  const consumer = createKafkaJSConsumer({ ...rest, signal });
+  void consumer.closed.then(unlisten);
+  await consumer.start();
+  return consumer;
+}

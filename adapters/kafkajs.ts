@@ -1,0 +1,380 @@
+/**
+ * The KafkaJS (2.2.x) binding of the parallel consumer, shared by the Node, Bun and
+ * Deno entry points.
+ *
+ * How it drives KafkaJS:
+ * - `consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch })`;
+ *   `eachBatch` registers the whole batch (`next = batch.lastOffset() + 1`: control
+ *   records and aborted messages are not in `batch.messages`), resolves
+ *   `batch.lastOffset()` only to move the fetch cursor, and returns at once: records
+ *   run on the runner's worker pool, and backpressure is `pause`/`resume` (a slow
+ *   `eachBatch` would block every partition of the same broker fetch). KafkaJS
+ *   heartbeats after every batch and every empty fetch.
+ * - Commits go only through `consumer.commitOffsets`, only for partitions of the
+ *   current assignment (the broker accepts commits from a member for partitions it no
+ *   longer owns: kafkajs #1046), and count as acknowledged only when KafkaJS reports
+ *   the `COMMIT_OFFSETS` event for them (KafkaJS resolves `commitOffsets` without
+ *   sending anything once the consumer stopped).
+ * - `GROUP_JOIN` (its `memberAssignment`) starts a new assignment with fresh trackers
+ *   and clears stale pauses (KafkaJS keeps pauses across rebalances); `REBALANCING`
+ *   begins an orderly revoke (stop dispatching, drain within a bound, commit
+ *   best-effort); a join without it (session expired) or a `CRASH` loses the
+ *   partitions: never committed again.
+ *
+ * @module
+ */
+import type { Consumer, IHeaders, KafkaMessage, Producer } from "kafkajs";
+import type {
+  ClientSink,
+  CommitOffset,
+  ConsumerClient,
+  DeadLetterInfo,
+  TopicPartition,
+} from "../core/client.ts";
+import { InvalidArgumentError, describe } from "../core/errors.ts";
+import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/runner.ts";
+
+/** Where dead letters go. */
+export interface DeadLetterOptions {
+  /** A KafkaJS producer (not connected: the consumer connects and disconnects it). Sent with `acks: -1`. */
+  producer: Producer;
+  /** The dead-letter topic, or a function of the record's topic. Default `` `${topic}.DLT` ``. */
+  topic?: string | ((topic: string) => string);
+}
+
+/** Options of a KafkaJS parallel consumer. */
+export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler"> {
+  /**
+   * A KafkaJS consumer from `kafka.consumer({ groupId, … })`, not connected yet. A
+   * `maxWaitTimeInMs` of a few hundred ms makes resumes take effect sooner (KafkaJS
+   * sleeps that long when every partition is paused).
+   */
+  consumer: Consumer;
+  /** Topics (names or patterns) to subscribe to. */
+  topics: ReadonlyArray<string | RegExp>;
+  /** Start from the earliest offset when the group has no committed offset. Default `false`. */
+  fromBeginning?: boolean;
+  /** Runs once per record (again on retries): the KafkaJS message and its topic, partition, offset, attempt and signal. */
+  handler: Handler<KafkaMessage>;
+  /** Dead-letter producer; with it, records whose retries are used up are dead-lettered (see `retry.onExhausted`). */
+  deadLetter?: DeadLetterOptions;
+}
+
+/** Header names carried by a dead letter (besides the record's own headers). */
+export const DEAD_LETTER_HEADERS = {
+  error: "x-offset-frontier-error",
+  errorName: "x-offset-frontier-error-name",
+  topic: "x-offset-frontier-topic",
+  partition: "x-offset-frontier-partition",
+  offset: "x-offset-frontier-offset",
+  attempts: "x-offset-frontier-attempts",
+} as const;
+
+const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: string; partitions: number[] }> {
+  const byTopic = new Map<string, number[]>();
+  for (const { topic, partition } of partitions) {
+    const list = byTopic.get(topic);
+    if (list) list.push(partition);
+    else byTopic.set(topic, [partition]);
+  }
+  return [...byTopic].map(([topic, ps]) => ({ topic, partitions: ps }));
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+interface PendingAck {
+  readonly signature: string;
+  acked: boolean;
+}
+
+/**
+ * The {@link ConsumerClient} over one KafkaJS consumer. Most users call
+ * {@link createKafkaJSConsumer} (or an adapter's `consume`) instead.
+ */
+export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
+  readonly #consumer: Consumer;
+  readonly #topics: ReadonlyArray<string | RegExp>;
+  readonly #fromBeginning: boolean;
+  readonly #dlqProducer: Producer | undefined;
+  readonly #dlqTopic: (topic: string) => string;
+  #sink: ClientSink<KafkaMessage> | undefined;
+  #assignment = new Set<string>();
+  #assignedTopics: string[] = [];
+  #stopped = false;
+  #closed = false;
+  #running = false;
+  #pendingAcks = new Set<PendingAck>();
+  #removers: Array<() => void> = [];
+  /** Produces a dead letter; present only when a dead-letter producer was given. */
+  readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
+
+  /**
+   * @param consumer a KafkaJS consumer, not connected
+   * @param topics topics to subscribe to
+   * @param options `fromBeginning` and the dead-letter producer
+   */
+  constructor(
+    consumer: Consumer,
+    topics: ReadonlyArray<string | RegExp>,
+    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions } = {},
+  ) {
+    if (!consumer || typeof consumer.run !== "function" || typeof consumer.commitOffsets !== "function") {
+      throw new InvalidArgumentError(`consumer must be a KafkaJS consumer; got ${describe(consumer)}`);
+    }
+    if (!Array.isArray(topics) || topics.length === 0) {
+      throw new InvalidArgumentError(`topics must be a non-empty array of names or RegExps; got ${describe(topics)}`);
+    }
+    this.#consumer = consumer;
+    this.#topics = topics;
+    this.#fromBeginning = options.fromBeginning ?? false;
+    const dlq = options.deadLetter;
+    this.#dlqProducer = dlq?.producer;
+    const t = dlq?.topic;
+    this.#dlqTopic = typeof t === "function" ? t : typeof t === "string" ? () => t : (topic) => `${topic}.DLT`;
+    if (dlq) {
+      if (!dlq.producer || typeof dlq.producer.send !== "function") {
+        throw new InvalidArgumentError(`deadLetter.producer must be a KafkaJS producer; got ${describe(dlq.producer)}`);
+      }
+      this.deadLetter = (message, info) => this.#produceDeadLetter(message, info);
+    }
+  }
+
+  /** Partitions of the current assignment. */
+  assignment(): TopicPartition[] {
+    return [...this.#assignment].map((k) => {
+      const i = k.lastIndexOf("\u0000");
+      return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
+    });
+  }
+
+  async start(sink: ClientSink<KafkaMessage>): Promise<void> {
+    this.#sink = sink;
+    const c = this.#consumer;
+    this.#removers.push(
+      c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload.memberAssignment)),
+      c.on(c.events.REBALANCING, () => this.#onRebalancing()),
+      c.on(c.events.COMMIT_OFFSETS, (e) => this.#onCommitted(e.payload.topics)),
+      c.on(c.events.CRASH, (e) => this.#onCrash(e.payload.error, e.payload.restart)),
+    );
+    if (this.#dlqProducer) await this.#dlqProducer.connect();
+    await c.connect();
+    await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
+    this.#running = true;
+    await c.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: ({ batch, resolveOffset }) => {
+        const messages = batch.messages;
+        const n = messages.length;
+        const offsets = new Array<number>(n);
+        for (let i = 0; i < n; i++) offsets[i] = Number(messages[i].offset);
+        const last = batch.lastOffset();
+        const taken = sink.deliver({
+          topic: batch.topic,
+          partition: batch.partition,
+          messages,
+          offsets,
+          next: Number(last) + 1,
+        });
+        // Moves only the fetch cursor (autoCommit is off). Not taken: fetched again later.
+        if (taken) resolveOffset(last);
+        return Promise.resolve();
+      },
+    });
+  }
+
+  pause(partitions: readonly TopicPartition[]): void {
+    if (this.#closed) return;
+    try {
+      this.#consumer.pause(groupByTopic(partitions));
+    } catch {
+      // not running (yet or any more): nothing is fetched anyway
+    }
+  }
+
+  resume(partitions: readonly TopicPartition[]): void {
+    if (this.#closed || this.#stopped) return;
+    try {
+      this.#consumer.resume(groupByTopic(partitions));
+    } catch {
+      // not running
+    }
+  }
+
+  async commit(offsets: readonly CommitOffset[]): Promise<void> {
+    if (this.#closed || !this.#running) throw new Error("the KafkaJS consumer is not running: nothing was committed");
+    for (const o of offsets) {
+      if (!this.#assignment.has(tpKey(o.topic, o.partition))) {
+        throw new Error(`refusing to commit ${o.topic}/${o.partition}: not in the current assignment`);
+      }
+    }
+    const list = offsets.map((o) => ({
+      topic: o.topic,
+      partition: o.partition,
+      offset: String(o.offset),
+      ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
+    }));
+    const pending: PendingAck = { signature: signature(list), acked: false };
+    this.#pendingAcks.add(pending);
+    try {
+      await this.#consumer.commitOffsets(list);
+    } finally {
+      this.#pendingAcks.delete(pending);
+    }
+    if (!pending.acked) throw new Error("KafkaJS did not send the commit (the consumer stopped): outcome unknown");
+  }
+
+  stopFetching(): void {
+    this.#stopped = true;
+    this.#pauseAll();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#consumer.disconnect();
+    } finally {
+      this.#running = false;
+      for (const remove of this.#removers) remove();
+      this.#removers = [];
+      if (this.#dlqProducer) await this.#dlqProducer.disconnect();
+    }
+  }
+
+  keyOf(message: KafkaMessage): string | undefined {
+    const key = message.key;
+    return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
+  }
+
+  #pauseAll(): void {
+    const topics = new Set<string>(this.#assignedTopics);
+    for (const t of this.#topics) if (typeof t === "string") topics.add(t);
+    try {
+      this.#consumer.pause([...topics].map((topic) => ({ topic })));
+    } catch {
+      // not running
+    }
+  }
+
+  #onJoin(memberAssignment: Record<string, number[]>): void {
+    const partitions: TopicPartition[] = [];
+    for (const [topic, ps] of Object.entries(memberAssignment)) {
+      for (const partition of ps) partitions.push({ topic, partition });
+    }
+    const topics = new Set<string>([...this.#assignedTopics, ...Object.keys(memberAssignment)]);
+    for (const t of this.#topics) if (typeof t === "string") topics.add(t);
+    this.#assignment = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
+    this.#assignedTopics = Object.keys(memberAssignment);
+    // KafkaJS keeps pauses across rebalances: clear them all; the runner pauses anew what it needs.
+    try {
+      this.#consumer.resume([...topics].map((topic) => ({ topic })));
+    } catch {
+      // not running
+    }
+    this.#sink?.assigned(partitions);
+    if (this.#stopped) this.#pauseAll();
+  }
+
+  #onRebalancing(): void {
+    // Fire and forget: KafkaJS rejoins at once; the drain is bounded and its commit best-effort.
+    void this.#sink?.revoking().catch(() => {});
+  }
+
+  #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {
+    if (this.#pendingAcks.size === 0) return;
+    const sig = signature(topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.topic, partition: p.partition, offset: String(p.offset) }))));
+    for (const pending of this.#pendingAcks) if (pending.signature === sig) pending.acked = true;
+  }
+
+  #onCrash(error: unknown, restart: boolean): void {
+    if (this.#closed) return;
+    this.#assignment = new Set();
+    if (restart) {
+      this.#sink?.lost(); // KafkaJS disconnected and will rejoin: a new GROUP_JOIN follows
+    } else {
+      this.#running = false;
+      this.#sink?.failed(error);
+    }
+  }
+
+  async #produceDeadLetter(message: KafkaMessage, info: DeadLetterInfo): Promise<void> {
+    const headers: IHeaders = { ...(message.headers ?? {}) };
+    const err = info.error;
+    headers[DEAD_LETTER_HEADERS.error] = errorText(err).slice(0, 4096);
+    headers[DEAD_LETTER_HEADERS.errorName] = err instanceof Error ? err.name : typeof err;
+    headers[DEAD_LETTER_HEADERS.topic] = info.topic;
+    headers[DEAD_LETTER_HEADERS.partition] = String(info.partition);
+    headers[DEAD_LETTER_HEADERS.offset] = String(info.offset);
+    headers[DEAD_LETTER_HEADERS.attempts] = String(info.attempts);
+    await this.#dlqProducer!.send({
+      topic: this.#dlqTopic(info.topic),
+      acks: -1,
+      messages: [{ key: message.key, value: message.value, headers, timestamp: message.timestamp }],
+    });
+  }
+}
+
+function signature(list: ReadonlyArray<{ topic: string; partition: number; offset: string }>): string {
+  return list.map((o) => `${o.topic}\u0000${o.partition}\u0000${o.offset}`).sort().join("\u0001");
+}
+
+/**
+ * A parallel consumer over a KafkaJS consumer, not started yet: call `start()`, stop
+ * through `signal` (or `shutdown()`), and await `done`.
+ *
+ * @example
+ * ```ts
+ * import { Kafka } from "kafkajs";
+ * import { createKafkaJSConsumer } from "./kafkajs.ts";
+ * const kafka = new Kafka({ brokers: ["127.0.0.1:9092"] });
+ * const controller = new AbortController();
+ * const consumer = createKafkaJSConsumer({
+ *   consumer: kafka.consumer({ groupId: "orders", maxWaitTimeInMs: 500 }),
+ *   topics: ["orders"],
+ *   ordering: "key",
+ *   concurrency: 100,
+ *   handler: async (message, { partition, offset }) => { console.log(partition, offset, message.value?.toString()); },
+ *   signal: controller.signal,
+ * });
+ * await consumer.start();
+ * ```
+ */
+export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): ParallelConsumer<KafkaMessage> {
+  const { consumer, topics, fromBeginning, deadLetter, ...rest } = options;
+  const client = new KafkaJSClient(consumer, topics, {
+    ...(fromBeginning !== undefined ? { fromBeginning } : {}),
+    ...(deadLetter !== undefined ? { deadLetter } : {}),
+  });
+  return new ParallelConsumer<KafkaMessage>(client, rest);
+}
+
+/** {@link createKafkaJSConsumer}, started: resolves once consuming has begun. */
+export async function runKafkaJS(options: KafkaJSConsumerOptions): Promise<ParallelConsumer<KafkaMessage>> {
+  const consumer = createKafkaJSConsumer(options);
+  await consumer.start();
+  return consumer;
+}
+
+export type { KafkaMessage } from "kafkajs";
+export {
+  type CommitEvent,
+  type ConsumerEvents,
+  type ConsumerMetrics,
+  type DeadLetterEvent,
+  type ErrorEvent,
+  type Handler,
+  type Ordering,
+  ParallelConsumer,
+  type PartitionMetrics,
+  type PauseEvent,
+  PartitionStoppedError,
+  type RecordContext,
+  type ResumeEvent,
+  type RetryEvent,
+} from "../core/mod.ts";

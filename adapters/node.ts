@@ -1,0 +1,47 @@
+/**
+ * offset-frontier for Node: the KafkaJS parallel consumer, shut down gracefully on
+ * SIGINT/SIGTERM (a second signal gets the default behaviour: exit at once).
+ *
+ * @example
+ * ```ts
+ * import { Kafka } from "kafkajs";
+ * import { consume } from "offset-frontier/node";
+ * const kafka = new Kafka({ brokers: ["127.0.0.1:9092"] });
+ * const consumer = await consume({
+ *   consumer: kafka.consumer({ groupId: "orders", maxWaitTimeInMs: 500 }),
+ *   topics: ["orders"],
+ *   handler: async (message) => { console.log(message.value?.toString()); },
+ * });
+ * await consumer.done; // after Ctrl-C: in-flight records finished, safe offsets committed
+ * ```
+ *
+ * @module
+ */
+import process from "node:process";
+import { createKafkaJSConsumer, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs.ts";
+
+export * from "./kafkajs.ts";
+
+/** Options of {@link consume}: the KafkaJS consumer options plus the signals that shut it down. */
+export interface ConsumeOptions extends KafkaJSConsumerOptions {
+  /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no handler. */
+  signals?: readonly NodeJS.Signals[];
+}
+
+/** Starts a KafkaJS parallel consumer that shuts down gracefully on SIGINT/SIGTERM (or `signal`). */
+export async function consume(options: ConsumeOptions): Promise<ParallelConsumer<KafkaMessage>> {
+  const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
+  const controller = new AbortController();
+  const onSignal = (): void => {
+    for (const s of signals) process.off(s, onSignal);
+    controller.abort(new Error("shutdown signal"));
+  };
+  for (const s of signals) process.once(s, onSignal);
+  const signal = rest.signal ? AbortSignal.any([rest.signal, controller.signal]) : controller.signal;
+  const consumer = createKafkaJSConsumer({ ...rest, signal });
+  void consumer.closed.then(() => {
+    for (const s of signals) process.off(s, onSignal);
+  });
+  await consumer.start();
+  return consumer;
+}
