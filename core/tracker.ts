@@ -6,7 +6,7 @@
 import { Completion, type Engine, type EngineTracker } from "./engine.ts";
 import { type EngineChoice, resolveEngine } from "./engines.ts";
 import { CapacityError, InvalidArgumentError, InvalidBatchError, RevokedError, describe } from "./errors.ts";
-import { type OffsetInput, toOffset } from "./offset.ts";
+import { OFFSET_LIMIT, type OffsetInput, toOffset } from "./offset.ts";
 
 /** A record's handle: a number issued at registration, valid only for the tracker that issued it. */
 export type Handle = number;
@@ -57,6 +57,23 @@ const HANDLE_STRIDE = 4_294_967_296;
 let nextTag = 0;
 let offsetScratch = new Float64Array(1024);
 let handleScratch = new Float64Array(1024);
+const LIMIT = OFFSET_LIMIT; // a local copy: some loaders turn imported bindings into getters
+
+/**
+ * Whether a `Float64Array` batch is plainly valid: integers in (0, 2^53), strictly
+ * increasing, the first not below `floor`. When not, the general loop of
+ * {@link Tracker.register} names the offending value (and turns -0 into 0).
+ */
+function plainBatch(offsets: Float64Array, count: number, floor: number): boolean {
+  if (count > 0 && !(offsets[0] >= floor)) return false;
+  let prev = 0;
+  for (let i = 0; i < count; i++) {
+    const o = offsets[i];
+    if (!(o > prev && o < LIMIT && Math.floor(o) === o)) return false;
+    prev = o;
+  }
+  return true;
+}
 
 /**
  * Tracks one partition assignment: registers delivered batches, takes completions in
@@ -163,11 +180,15 @@ export class Tracker {
       throw new InvalidBatchError(`offsets must be an array of offsets; got ${describe(offsets)}`);
     }
     const count = offsets.length;
-    if (offsetScratch.length < count) offsetScratch = new Float64Array(Math.max(count, offsetScratch.length * 2));
-    const scratch = offsetScratch;
     const floor = store.delivered();
-    let prev = -1;
-    for (let i = 0; i < count; i++) {
+    // A plainly valid Float64Array goes to the engine as is (engines only read [0, count)).
+    const plain = offsets instanceof Float64Array && plainBatch(offsets, count, floor);
+    if (!plain && offsetScratch.length < count) {
+      offsetScratch = new Float64Array(Math.max(count, offsetScratch.length * 2));
+    }
+    const scratch = plain ? offsets : offsetScratch;
+    let prev = plain && count > 0 ? offsets[count - 1] : -1;
+    for (let i = 0; i < (plain ? 0 : count); i++) {
       const v = offsets[i];
       const o = typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : toOffset(v, `offsets[${i}]`);
       if (i === 0) {
