@@ -509,6 +509,21 @@ async function withAdmin<T>(brokers: string, fn: (admin: Admin) => Promise<T>): 
  * another count it is an error.
  */
 export async function createTopic(brokers: string, topic: string, partitions: number): Promise<void> {
+  // Right after startup the leader check can run ahead of the broker's metadata
+  // ("This server does not host this topic-partition"): retry briefly.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createTopicOnce(brokers, topic, partitions);
+    } catch (error) {
+      if (error instanceof PartitionCountError || attempt >= 10) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+  }
+}
+
+class PartitionCountError extends Error {}
+
+async function createTopicOnce(brokers: string, topic: string, partitions: number): Promise<void> {
   await withAdmin(brokers, async (admin) => {
     const created = await admin.createTopics({
       topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
@@ -518,7 +533,7 @@ export async function createTopic(brokers: string, topic: string, partitions: nu
     const meta = await admin.fetchTopicMetadata({ topics: [topic] });
     const have = meta.topics[0]?.partitions.length ?? 0;
     if (have !== partitions) {
-      throw new Error(`topic ${topic} exists with ${have} partitions, not ${partitions}`);
+      throw new PartitionCountError(`topic ${topic} exists with ${have} partitions, not ${partitions}`);
     }
   });
 }
