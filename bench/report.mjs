@@ -5,7 +5,7 @@
 const RUNTIMES = ["node", "bun", "deno"];
 const ROWS = ["js", "wasm", "wasm-batch", "set-watermark", "deque-map", "sorted-map"];
 const TRACKERS = ["js", "wasm", "wasm-batch"];
-const RATE_SCENARIOS = ["in-order", "random", "slow-head", "gaps-txn", "gaps-compacted", "partitions", "batches"];
+const RATE_SCENARIOS = ["in-order", "random", "slow-head", "gaps-txn", "gaps-compacted", "partitions", "batches", "steady-64"];
 const MEMORY_SCENARIOS = ["memory-dense", "memory-txn", "memory-compacted"];
 const COLORS = { node: "#2e7d32", bun: "#d97706", deno: "#1d4ed8" };
 
@@ -101,7 +101,7 @@ function cell(row, scenario) {
   if (!row) return "";
   if (String(row.note).startsWith("skipped") || String(row.note).startsWith("n/a")) return "n/a";
   if (String(row.note).startsWith("ERROR")) return "error";
-  if (MEMORY_SCENARIOS.includes(scenario)) return `${fmtBytes(row.bytes_per_pending)} B`;
+  if (MEMORY_SCENARIOS.includes(scenario)) return row.bytes_per_pending < 0.01 ? "≈0 B" : `${fmtBytes(row.bytes_per_pending)} B`;
   let s = fmtRate(row.ops_per_sec);
   if (scenario === "slow-head") s += ` · final ${fmtMs(row.final_advance_ms)} ms · ${fmtBytes(row.bytes_per_pending)} B`;
   if (row.stalled) s = `**stalled** (${s})`;
@@ -176,7 +176,7 @@ function panel(report, scenario, x0, y0, w, h, rts, memory) {
   const get = (rt, eng) => {
     const r = find(report, rt, eng, scenario, n);
     if (!r) return null;
-    const v = memory ? r.bytes_per_pending : r.ops_per_sec;
+    const v = memory ? (r.bytes_per_pending < 0.01 ? 0 : r.bytes_per_pending) : r.ops_per_sec;
     return v === null || v === undefined || String(r.note).startsWith("ERROR") ? { v: null, r } : { v, r };
   };
   const engines = ROWS.filter((e) => report.rows.some((r) => r.engine === e && r.scenario === scenario));
@@ -210,7 +210,7 @@ function panel(report, scenario, x0, y0, w, h, rts, memory) {
       const g = get(rt, e);
       const bx = gx + j * bw;
       if (!g || g.v === null || !(g.v > 0)) {
-        const label = g && String(g.r.note).startsWith("n/a") ? "n/a" : g && g.v === 0 ? "0" : "–";
+        const label = g && String(g.r.note).startsWith("n/a") ? "n/a" : g && g.v === 0 ? "≈0" : "–";
         parts.push(`<text x="${(bx + bw / 2).toFixed(1)}" y="${py + ph - 3}" class="na" text-anchor="middle">${label}</text>`);
         return;
       }
@@ -224,7 +224,9 @@ function panel(report, scenario, x0, y0, w, h, rts, memory) {
     });
     const lx = px + i * gw + gw / 2, ly = py + ph + 10;
     const stalledAny = rts.some((rt) => get(rt, e)?.r?.stalled === true);
-    parts.push(`<text transform="translate(${lx.toFixed(1)},${ly}) rotate(-30)" class="l" text-anchor="end">${esc(e)}${stalledAny ? " (stalled)" : ""}</text>`);
+    const zero = memory && rts.every((rt) => get(rt, e)?.v === 0);
+    const suffix = stalledAny ? " (stalled)" : zero ? " (holds completed only)" : "";
+    parts.push(`<text transform="translate(${lx.toFixed(1)},${ly}) rotate(-30)" class="l" text-anchor="end">${esc(e)}${suffix}</text>`);
   });
   return parts.join("\n");
 }

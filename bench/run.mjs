@@ -50,9 +50,10 @@ function command(runtime, row) {
   }
 }
 
-/** Runs one process; resolves with its result rows and runtime version. */
+/** Runs one process (a row of the suite, or the mitata micro-benchmark); resolves with its rows and runtime version. */
 function runOne(runtime, row) {
   const [cmd, ...args] = command(runtime, row);
+  if (row === "micro") args.splice(args.indexOf("bench/suite.ts"), 3, "bench/micro.ts");
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     const results = [];
@@ -67,7 +68,10 @@ function runOne(runtime, row) {
       while ((nl = buffer.indexOf("\n")) >= 0) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
-        if (line.startsWith("@@row ")) results.push(JSON.parse(line.slice(6)));
+        if (line.startsWith("@@row ")) {
+          const r = JSON.parse(line.slice(6));
+          if (rows.includes(r.engine)) results.push(r);
+        }
         else if (line.startsWith("@@meta ")) meta = JSON.parse(line.slice(7));
         else if (line.startsWith("@@about ")) {
           const a = JSON.parse(line.slice(8));
@@ -94,8 +98,11 @@ function machine() {
   let commit = "unknown";
   try {
     commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "core", "bench"], { cwd: root, encoding: "utf8" }).trim();
-    if (dirty) commit += " (+ uncommitted changes in core/ or bench/)";
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "core", "assembly", "bench/*.ts", "bench/*.mjs", "bench/baselines"], {
+      cwd: root,
+      encoding: "utf8",
+    }).trim().split("\n").filter(Boolean).map((l) => l.slice(3));
+    if (dirty.length) commit += ` + uncommitted: ${dirty.join(", ")}`;
   } catch { /* not a git checkout */ }
   return {
     cpu: `${cpus.length} × ${cpus[0]?.model?.trim() ?? "unknown CPU"}`,
@@ -123,9 +130,9 @@ if (flag("--report")) {
     const t0 = Date.now();
     const loadBefore = os.loadavg()[0];
     console.log(`\n== ${runtime} ==`);
-    for (const row of rows) {
+    for (const row of [...rows, ...(only && !only.split(",").includes("steady-64") ? [] : ["micro"])]) {
       const { results, meta } = await runOne(runtime, row);
-      if (meta) info.versions[runtime] = meta.version;
+      if (meta?.version) info.versions[runtime] = meta.version;
       all.push(...results);
     }
     info.seconds[runtime] = Math.round((Date.now() - t0) / 1000);

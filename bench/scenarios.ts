@@ -133,6 +133,8 @@ export function endScenario(): void {
   keep.length = 0;
 }
 
+/** No further timed pass starts once the passes of one scenario took this long (slow baselines at 10M). */
+const PASS_BUDGET_MS = 20_000;
 /** Least time spent warming up before the timed passes of a scenario. */
 const WARM_MS = 150;
 
@@ -152,9 +154,13 @@ function timed(
   for (let i = 0; i < 20 && (i < 2 || now() - w0 < WARM_MS); i++) warm();
   const times: number[] = [];
   const reps = plan.reps(n);
-  for (let r = 0; r < reps; r++) times.push(pass());
+  let spent = 0;
+  for (let r = 0; r < reps && (r === 0 || spent < PASS_BUDGET_MS); r++) {
+    times.push(pass());
+    spent += times[times.length - 1];
+  }
   const ms = median(times);
-  const spread = reps > 1 ? `median of ${reps} passes (${fmtMs(Math.min(...times))}–${fmtMs(Math.max(...times))} ms)` : "1 pass";
+  const spread = times.length > 1 ? `median of ${times.length} passes (${fmtMs(Math.min(...times))}–${fmtMs(Math.max(...times))} ms)` : "1 pass";
   return { ms, note: `${fmtMs(ms)} ms/pass, ${spread}` };
 }
 
