@@ -92,6 +92,11 @@ export function checks(report) {
       const what = `memory-dense n=${fmtInt(nM)}: ${eng} ≤ 0.5 B per pending record`;
       if (!t || t.bytes_per_pending === null) add("SKIP", rt, `${what}: not measured (${t?.note ?? "no row"})`);
       else add(t.bytes_per_pending <= 0.5 ? "PASS" : "FAIL", rt, `${what}: ${fmtBytes(t.bytes_per_pending)} B (stats().bytes)`);
+      if (t?.measured_bytes_per_pending !== undefined) {
+        const m = t.measured_bytes_per_pending;
+        const how = eng === "js" ? "heap growth" : "heap or linear-memory growth, the larger";
+        add(m <= 0.5 ? "PASS" : "FAIL", rt, `memory-dense n=${fmtInt(nM)}: ${eng} cross-check ≤ 0.5 B: ${fmtBytes(m)} B (${how})`);
+      }
     }
   }
   return out;
@@ -128,7 +133,9 @@ export function markdown(report) {
   if (report.quick) out.push("_Quick run: sizes are reduced, while the targets are set for the full sizes._\n");
   for (const c of checks(report)) out.push(`- **${c.status}** ${c.runtime}: ${c.text}`);
   out.push("");
-  const scenarios = [...new Set(report.rows.map((r) => r.scenario))].filter((s) => s !== "(process)");
+  const order = [...RATE_SCENARIOS, ...MEMORY_SCENARIOS];
+  const rank = (s) => (order.includes(s) ? order.indexOf(s) : order.length);
+  const scenarios = [...new Set(report.rows.map((r) => r.scenario))].filter((s) => s !== "(process)").sort((a, b) => rank(a) - rank(b));
   for (const sc of scenarios) {
     const sizes = [...new Set(report.rows.filter((r) => r.scenario === sc).map((r) => r.n))].sort((a, b) => a - b);
     for (const n of sizes) {

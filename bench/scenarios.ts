@@ -25,6 +25,8 @@ export interface Result {
   final_advance_ms?: number;
   /** gaps: whether the safe position stopped short of the end with every record completed. */
   stalled?: boolean;
+  /** memory, tracker rows: the cross-check — heap growth (JS) or the larger of heap and linear-memory growth (WASM), per record. */
+  measured_bytes_per_pending?: number;
 }
 
 /** How a scenario is run: sizes, repetitions, the row's completion mode. */
@@ -33,6 +35,8 @@ export interface Plan {
   mode: Mode;
   /** Timed passes at size n. */
   reps(n: number): number;
+  /** WASM rows: the size of the engine's linear memory (it only grows), for the heap cross-check. */
+  linearMemory?: () => number;
 }
 
 /** A scenario: a name, what it shows, its sizes and its run. */
@@ -461,15 +465,20 @@ function memoryScenario(layout: Layout, name: string, about: string): Scenario {
     name,
     about,
     sizes: (q) => [q ? 1_000_000 : 10_000_000],
-    run(make, n) {
+    run(make, n, plan) {
       const f = feed(n, layout);
       const firsts = new Float64Array(f.batches.length);
       const warm = make();
       registerAll(warm, feed(1000, layout), new Float64Array(2)); // load the code paths first
       const m0 = memory();
+      const l0 = plan.linearMemory?.() ?? 0;
       const s = make();
       registerAll(s, f, firsts);
       const m1 = memory();
+      const grown = plan.linearMemory ? (plan.linearMemory() - l0) / n : 0;
+      const linear = plan.linearMemory
+        ? `; WASM linear memory grew ${grown.toFixed(3)} B/record (it never shrinks; freed blocks are reused by later trackers)`
+        : "";
       const heap = (m1.heap - m0.heap) / n, rss = (m1.rss - m0.rss) / n;
       const reported = s.bytes();
       const held = s.held();
@@ -478,8 +487,9 @@ function memoryScenario(layout: Layout, name: string, about: string): Scenario {
       const per = reported === undefined ? heap : reported / n;
       const note = reported === undefined
         ? `heap growth ${heap.toFixed(2)} B/record (rss ${rss.toFixed(2)})`
-        : `stats().bytes ${(reported / n).toFixed(3)} B/record; heap growth ${heap.toFixed(3)}, rss ${rss.toFixed(3)} B/record`;
-      return { ops_per_sec: null, bytes_per_pending: Math.max(0, per), note };
+        : `stats().bytes ${(reported / n).toFixed(3)} B/record; heap growth ${heap.toFixed(3)}, rss ${rss.toFixed(3)} B/record${linear}`;
+      const measured = reported === undefined ? {} : { measured_bytes_per_pending: Math.max(heap, grown) };
+      return { ops_per_sec: null, bytes_per_pending: Math.max(0, per), note, ...measured };
     },
   };
 }

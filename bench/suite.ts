@@ -33,11 +33,16 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
+let linearMemory: (() => number) | undefined;
+
 /** Loads the WASM engine module if it is in the tree; returns why not when it cannot be used. */
 async function wasmProblem(): Promise<string | null> {
   const url = new URL("../core/wasm_engine.ts", import.meta.url);
   try {
-    if (existsSync(url)) await import(url.href);
+    if (existsSync(url)) {
+      const mod = await import(url.href);
+      if (typeof mod.wasmMemoryBytes === "function") linearMemory = mod.wasmMemoryBytes;
+    }
     resolveEngine("wasm");
     return null;
   } catch (error) {
@@ -63,9 +68,12 @@ const plan: Plan = {
   reps: (n) => (quick ? (baseline ? 1 : 5) : n >= 5_000_000 ? (baseline ? 1 : 3) : baseline ? 3 : 5),
 };
 const unavailable = row.startsWith("wasm") ? await wasmProblem() : null;
+plan.linearMemory = linearMemory;
 console.log(`@@meta ${JSON.stringify({ ...rt, row, quick })}`);
 
-for (const sc of SCENARIOS) {
+// Memory first: a fresh process gives the cleanest heap readings (and WASM's linear memory starts small).
+const ordered = [...SCENARIOS.filter((s) => s.name.startsWith("memory")), ...SCENARIOS.filter((s) => !s.name.startsWith("memory"))];
+for (const sc of ordered) {
   if (only && !only.includes(sc.name)) continue;
   console.log(`@@about ${JSON.stringify({ scenario: sc.name, about: sc.about })}`);
   for (const n of sc.sizes(quick)) {
