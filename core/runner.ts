@@ -408,9 +408,14 @@ export class ParallelConsumer<M> {
       : [...this.#dispatcher.lanes()];
     for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining");
     this.#dispatcher.pump();
+    // Commit what is safe right now, synchronously when no commit is in flight: a client
+    // that rejoins at once (KafkaJS) then sends it ahead of its JoinGroup, while the old
+    // generation still may commit. The commit after the drain is best-effort.
+    const early = this.#scheduler.flush();
     const bound = sleep(this.#drainMs);
     await Promise.race([Promise.all(lanes.map((l) => l.idle())), bound.promise]);
     bound.cancel();
+    await early;
     await this.#scheduler.flush();
     if (partitions) {
       // A client that names the revoked partitions (cooperative): end them now.
@@ -493,8 +498,8 @@ export class ParallelConsumer<M> {
       }
       this.#dispatcher.enqueue(lane, works);
     }
+    this.#dispatcher.pump(); // synchronous handlers may finish the whole batch right here
     this.#dispatcher.setRetained(lane, tracker.stats().retained);
-    this.#dispatcher.pump();
     return true;
   }
 
