@@ -1,0 +1,76 @@
+/**
+ * Real broker: a rebalance mid-run. Consumer A works alone on 4 partitions; consumer B
+ * joins the group, so KafkaJS rebalances A (REBALANCING, then GROUP_JOIN with half the
+ * partitions). A commits what is safe at once, drains, and starts fresh trackers for
+ * its new assignment; B starts from the committed offsets. Nothing is lost, the end
+ * commit reaches the end offsets, and records processed twice are at most those in
+ * flight at the rebalance (bounded by the concurrency).
+ *
+ * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
+ * uses KAFKA_BROKERS when set, else starts its own broker.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createKafkaJSConsumer, type ParallelConsumer } from "../../adapters/kafkajs.ts";
+import type { KafkaMessage } from "kafkajs";
+import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
+import { asObject, consumerConfig, kafka, sleep, unique, waitFor } from "./helpers.ts";
+
+const RECORDS = 8_000;
+const CONCURRENCY = 8;
+
+test("rebalance: a second member joins mid-run; nothing lost, duplicates bounded by what was in flight", { timeout: 180_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const topic = unique("rebalance");
+    const groupId = unique("rebalance-group");
+    await createTopic(brokers, topic, 4);
+    await produce(brokers, topic, Array.from({ length: RECORDS }, (_, i) => ({ key: `k${i % 400}`, value: `${i}` })));
+    const ends = asObject(await endOffsets(brokers, topic));
+
+    const times = new Map<string, number>();
+    const processedBy = { A: 0, B: 0 };
+    const assignments: Record<string, number[][]> = { A: [], B: [] };
+    const start = (name: "A" | "B"): { consumer: ParallelConsumer<KafkaMessage>; controller: AbortController } => {
+      const controller = new AbortController();
+      const kc = kafka(brokers).consumer(consumerConfig(groupId));
+      kc.on(kc.events.GROUP_JOIN, (e) => assignments[name].push(e.payload.memberAssignment[topic] ?? []));
+      const consumer = createKafkaJSConsumer({
+        consumer: kc,
+        topics: [topic],
+        fromBeginning: true,
+        ordering: "unordered",
+        concurrency: CONCURRENCY,
+        signal: controller.signal,
+        handler: async (_m, { partition, offset }) => {
+          await sleep(2 + Math.random() * 4);
+          const id = `${partition}:${offset}`;
+          times.set(id, (times.get(id) ?? 0) + 1);
+          processedBy[name]++;
+        },
+      });
+      return { consumer, controller };
+    };
+
+    const a = start("A");
+    await a.consumer.start();
+    await waitFor(() => processedBy.A >= 1_500, 60_000, "A's first 1,500 records");
+    const b = start("B");
+    await b.consumer.start(); // resolves once B joined: A was rebalanced
+    await waitFor(() => times.size >= RECORDS, 120_000, `every record (have ${times.size})`);
+    a.controller.abort();
+    b.controller.abort();
+    await Promise.all([a.consumer.done, b.consumer.done]);
+
+    assert.ok(assignments.A.length >= 2, "A was rebalanced (joined twice)");
+    assert.equal(assignments.A[0].length, 4, "A had all 4 partitions first");
+    const last = [...assignments.A[assignments.A.length - 1], ...assignments.B[assignments.B.length - 1]].sort();
+    assert.deepEqual(last, [0, 1, 2, 3], "then A and B split them");
+    assert.ok(processedBy.B > 0, "B processed records");
+
+    assert.equal(times.size, RECORDS, "nothing lost");
+    const dups = [...times.values()].filter((n) => n > 1).length;
+    assert.ok(dups <= 2 * CONCURRENCY, `records processed twice (${dups}) bounded by what was in flight`);
+    assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), ends);
+    console.log(`# rebalance: A ${processedBy.A}, B ${processedBy.B}, processed twice ${dups}, A's joins ${JSON.stringify(assignments.A)}`);
+  });
+});
