@@ -166,6 +166,9 @@ export class CommitScheduler {
       if (!this.#inflight) void this.#commitOnce().finally(() => this.#arm());
       else this.#arm();
     }, this.#intervalMs);
+    // The client's connections keep a consumer alive, not this timer (Node and Bun timers
+    // have unref(); Deno's are plain numbers).
+    (this.#timer as { unref?: () => void }).unref?.();
   }
 
   /** Sends one commit unless one is in flight; resolves `true` when nothing failed. */
