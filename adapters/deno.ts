@@ -1,8 +1,8 @@
 /**
  * offset-frontier for Deno: the KafkaJS parallel consumer (`npm:kafkajs`), shut down
  * gracefully on SIGINT/SIGTERM via `Deno.addSignalListener` (a second signal gets the
- * default behaviour: exit at once). Needs `--allow-net --allow-env` (kafkajs) and
- * `--allow-sys` on some systems.
+ * default behaviour: exit at once). KafkaJS needs `--allow-net --allow-env` (and
+ * `--allow-sys` on some systems).
  *
  * @example
  * ```ts
@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { createKafkaJSConsumer, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs.ts";
+import { consumeUntil, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs.ts";
 
 export * from "./kafkajs.ts";
 
@@ -38,24 +38,13 @@ export interface ConsumeOptions extends KafkaJSConsumerOptions {
 }
 
 /** Starts a KafkaJS parallel consumer that shuts down gracefully on SIGINT/SIGTERM (or `signal`). */
-export async function consume(options: ConsumeOptions): Promise<ParallelConsumer<KafkaMessage>> {
+export function consume(options: ConsumeOptions): Promise<ParallelConsumer<KafkaMessage>> {
   const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
   const deno = (globalThis as unknown as { Deno: DenoSignals }).Deno;
-  const controller = new AbortController();
-  let listening = true;
-  const unlisten = (): void => {
-    if (!listening) return;
-    listening = false;
-    for (const s of signals) deno.removeSignalListener(s, onSignal);
-  };
-  const onSignal = (): void => {
-    unlisten(); // a second signal ends the process the default way
-    controller.abort(new Error("shutdown signal"));
-  };
-  for (const s of signals) deno.addSignalListener(s, onSignal);
-  const signal = rest.signal ? AbortSignal.any([rest.signal, controller.signal]) : controller.signal;
-  const consumer = createKafkaJSConsumer({ ...rest, signal });
-  void consumer.closed.then(unlisten);
-  await consumer.start();
-  return consumer;
+  return consumeUntil(rest, (shutdown) => {
+    for (const s of signals) deno.addSignalListener(s, shutdown);
+    return () => {
+      for (const s of signals) deno.removeSignalListener(s, shutdown);
+    };
+  });
 }

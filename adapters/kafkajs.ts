@@ -361,6 +361,40 @@ export async function runKafkaJS(options: KafkaJSConsumerOptions): Promise<Paral
   return consumer;
 }
 
+/**
+ * Starts a KafkaJS parallel consumer that shuts down gracefully when `listen`'s
+ * callback fires (a runtime's SIGINT/SIGTERM) or `options.signal` aborts. `listen`
+ * installs the runtime's handlers and returns a function that removes them; they are
+ * removed at the first signal (a second one then gets the runtime's default: exit at
+ * once) and when the consumer stops. Used by the Node, Bun and Deno adapters.
+ */
+export async function consumeUntil(
+  options: KafkaJSConsumerOptions,
+  listen: (shutdown: () => void) => () => void,
+): Promise<ParallelConsumer<KafkaMessage>> {
+  const controller = new AbortController();
+  const user = options.signal;
+  const onUser = (): void => controller.abort(user?.reason);
+  if (user?.aborted) controller.abort(user.reason);
+  else user?.addEventListener("abort", onUser, { once: true });
+  let unlisten: (() => void) | undefined;
+  const release = (): void => {
+    unlisten?.();
+    unlisten = undefined;
+  };
+  unlisten = listen(() => {
+    release();
+    controller.abort(new Error("shutdown signal"));
+  });
+  const consumer = createKafkaJSConsumer({ ...options, signal: controller.signal });
+  void consumer.closed.then(() => {
+    release();
+    user?.removeEventListener("abort", onUser);
+  });
+  await consumer.start();
+  return consumer;
+}
+
 export type { KafkaMessage } from "kafkajs";
 export {
   type CommitEvent,

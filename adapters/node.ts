@@ -18,7 +18,7 @@
  * @module
  */
 import process from "node:process";
-import { createKafkaJSConsumer, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs.ts";
+import { consumeUntil, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs.ts";
 
 export * from "./kafkajs.ts";
 
@@ -29,19 +29,12 @@ export interface ConsumeOptions extends KafkaJSConsumerOptions {
 }
 
 /** Starts a KafkaJS parallel consumer that shuts down gracefully on SIGINT/SIGTERM (or `signal`). */
-export async function consume(options: ConsumeOptions): Promise<ParallelConsumer<KafkaMessage>> {
+export function consume(options: ConsumeOptions): Promise<ParallelConsumer<KafkaMessage>> {
   const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
-  const controller = new AbortController();
-  const onSignal = (): void => {
-    for (const s of signals) process.off(s, onSignal);
-    controller.abort(new Error("shutdown signal"));
-  };
-  for (const s of signals) process.once(s, onSignal);
-  const signal = rest.signal ? AbortSignal.any([rest.signal, controller.signal]) : controller.signal;
-  const consumer = createKafkaJSConsumer({ ...rest, signal });
-  void consumer.closed.then(() => {
-    for (const s of signals) process.off(s, onSignal);
+  return consumeUntil(rest, (shutdown) => {
+    for (const s of signals) process.once(s, shutdown);
+    return () => {
+      for (const s of signals) process.off(s, shutdown);
+    };
   });
-  await consumer.start();
-  return consumer;
 }
