@@ -393,10 +393,7 @@ function advance(t: usize): void {
   const end = load<i64>(t, ISSUED);
   const mask = load<u32>(t, MASK);
   const bits = load<usize>(t, BITS);
-  const words = ringWords(mask);
-  const summary = bits + (<usize>words << 3);
-  const span: u32 = words < 64 ? words : 64; // words covered by one summary word
-  const valid: u64 = words < 64 ? (<u64>1 << words) - 1 : ONES;
+  const summary = bits + (<usize>ringWords(mask) << 3);
   let pos = head;
   while (pos < end) {
     const p = <u32>pos & mask;
@@ -407,13 +404,15 @@ function advance(t: usize): void {
       break;
     }
     pos += 64 - off;
-    // At a word boundary: skip every word the summary marks as all ones.
+    // At a word boundary: skip every word the summary marks as all ones. A ring of
+    // fewer than 4,096 bits leaves the summary's high bits 0 ("not full"), so a skip
+    // ends at the ring's end at the latest and the scan wraps to position 0.
     while (pos < end) {
       const w = (<u32>pos & mask) >> 6;
       const sb = w & 63;
-      const notFull = ~load<u64>(summary + (<usize>(w >> 6) << 3)) & (ONES << sb) & valid;
+      const notFull = ~load<u64>(summary + (<usize>(w >> 6) << 3)) & (ONES << sb);
       if (notFull == 0) {
-        pos += <i64>(span - sb) << 6;
+        pos += <i64>(64 - sb) << 6;
         continue;
       }
       pos += (<i64>ctz<u64>(notFull) - sb) << 6;
