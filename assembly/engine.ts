@@ -19,35 +19,40 @@
  * i64. Nothing here allocates managed objects.
  */
 
-// Tracker struct: field offsets in bytes.
+// Tracker struct: field offsets in bytes. The first 24 bytes are all that the hot
+// path (complete, completeMany) reads: LO and LEN are kept in step with HEAD/ISSUED.
 // @ts-ignore: decorator
-@inline const BASE: usize = 0; // f64: first handle (handles are base + seq)
+@inline const LO: usize = 0; // f64: handle of the head record (base + head)
 // @ts-ignore: decorator
-@inline const HEAD: usize = 8; // i64: seq of the oldest retained record
+@inline const LEN: usize = 8; // u32: retained entries (issued - head), at most 2^30
 // @ts-ignore: decorator
-@inline const ISSUED: usize = 16; // i64: seq the next registered record gets
+@inline const MASK: usize = 12; // u32: ring size in bits - 1
 // @ts-ignore: decorator
-@inline const BLOCKED: usize = 24; // i64: completed records in [head, issued)
+@inline const BITS: usize = 16; // usize: the ring block (bitmap words, then summary words)
 // @ts-ignore: decorator
-@inline const NEXT: usize = 32; // i64: the last batch's next position (or the start; -1 unknown)
+@inline const BLOCKED: usize = 20; // u32: completed records in [head, issued)
 // @ts-ignore: decorator
-@inline const FIRST: usize = 40; // i64: first offset ever registered (-1 none)
+@inline const HEAD: usize = 24; // i64: seq of the oldest retained record
 // @ts-ignore: decorator
-@inline const LAST: usize = 48; // i64: last offset registered (-1 none)
+@inline const ISSUED: usize = 32; // i64: seq the next registered record gets
 // @ts-ignore: decorator
-@inline const RUN_HEAD: usize = 56; // i64: absolute index of the last run starting at or before head
+@inline const BASE: usize = 40; // f64: first handle (handles are base + seq)
 // @ts-ignore: decorator
-@inline const RUN_TAIL: usize = 64; // i64: number of runs ever opened
+@inline const NEXT: usize = 48; // i64: the last batch's next position (or the start; -1 unknown)
 // @ts-ignore: decorator
-@inline const BITS: usize = 72; // usize: the ring block (bitmap words, then summary words)
+@inline const FIRST: usize = 56; // i64: first offset ever registered (-1 none)
 // @ts-ignore: decorator
-@inline const MASK: usize = 76; // u32: ring size in bits - 1
+@inline const LAST: usize = 64; // i64: last offset registered (-1 none)
 // @ts-ignore: decorator
-@inline const RUNS: usize = 80; // usize: the runs block, 16 bytes per run (seq i64, offset i64)
+@inline const RUN_HEAD: usize = 72; // i64: absolute index of the last run starting at or before head
 // @ts-ignore: decorator
-@inline const RUN_MASK: usize = 84; // u32: runs held - 1
+@inline const RUN_TAIL: usize = 80; // i64: number of runs ever opened
 // @ts-ignore: decorator
-@inline const STRUCT_SIZE: usize = 88;
+@inline const RUNS: usize = 88; // usize: the runs block, 16 bytes per run (seq i64, offset i64)
+// @ts-ignore: decorator
+@inline const RUN_MASK: usize = 92; // u32: runs held - 1
+// @ts-ignore: decorator
+@inline const STRUCT_SIZE: usize = 96;
 
 // @ts-ignore: decorator
 @inline const MIN_RING: u32 = 512; // bits: 64 bytes of bitmap + one summary word
@@ -102,9 +107,11 @@
 export function open(base: f64, start: f64): usize {
   const t = heap.alloc(STRUCT_SIZE);
   store<f64>(t, base, BASE);
+  store<f64>(t, base, LO);
+  store<u32>(t, 0, LEN);
   store<i64>(t, 0, HEAD);
   store<i64>(t, 0, ISSUED);
-  store<i64>(t, 0, BLOCKED);
+  store<u32>(t, 0, BLOCKED);
   store<i64>(t, <i64>start, NEXT);
   store<i64>(t, -1, FIRST);
   store<i64>(t, -1, LAST);
@@ -165,6 +172,7 @@ export function register(t: usize, src: usize, count: u32, next: f64): f64 {
     if (load<i64>(t, FIRST) < 0) store<i64>(t, <i64>load<f64>(src), FIRST);
     store<i64>(t, last, LAST);
     store<i64>(t, issued + count, ISSUED);
+    store<u32>(t, <u32>(issued + count - head), LEN);
     skipRetiredRuns(t, head); // head may sit exactly where a new run opened
   }
   store<i64>(t, <i64>next, NEXT);
@@ -287,71 +295,79 @@ function skipRetiredRuns(t: usize, head: i64): void {
 
 // ---------------------------------------------------------------- completion
 
-/** Completes seq (head ≤ seq < issued). */
+/** Sets the summary bit of bitmap word `w` (it just became all ones). */
+function markFull(t: usize, w: u32): void {
+  const at = load<usize>(t, BITS) + (<usize>ringWords(load<u32>(t, MASK)) << 3) + (<usize>(w >> 6) << 3);
+  store<u64>(at, load<u64>(at) | (<u64>1 << (w & 63)));
+}
+
+/** Completes the retained record `u` places after the head (u < LEN). */
 // @ts-ignore: decorator
-@inline function completeSeq(t: usize, seq: i64, head: i64): i32 {
-  const mask = load<u32>(t, MASK);
-  const bits = load<usize>(t, BITS);
-  const p = <u32>seq & mask;
-  const w = p >> 6;
-  const at = bits + (<usize>w << 3);
+@inline function completeAt(t: usize, u: u32): i32 {
+  const p = (load<u32>(t, HEAD) + u) & load<u32>(t, MASK); // the low word of HEAD
+  const at = load<usize>(t, BITS) + (<usize>(p >> 6) << 3);
   const bit = <u64>1 << (p & 63);
   const x = load<u64>(at);
   if ((x & bit) != 0) return DUPLICATE;
   const y = x | bit;
   store<u64>(at, y);
-  store<i64>(t, load<i64>(t, BLOCKED) + 1, BLOCKED);
-  if (y == ONES) {
-    const s = bits + (<usize>ringWords(mask) << 3) + (<usize>(w >> 6) << 3);
-    store<u64>(s, load<u64>(s) | (<u64>1 << (w & 63)));
-  }
-  if (seq != head) return COMPLETED;
+  store<u32>(t, load<u32>(t, BLOCKED) + 1, BLOCKED);
+  if (y == ONES) markFull(t, p >> 6);
+  if (u != 0) return COMPLETED;
   advance(t);
   return ADVANCED;
 }
 
-/** Completes one record by handle (one call, no allocation). */
+// @ts-ignore: decorator
+@inline const TWO52: f64 = 4503599627370496.0; // 2^52: d + 2^52 holds integer d < 2^52 in the low mantissa bits
+
+/**
+ * Completes one record by handle (one call, no allocation). The handle's distance from
+ * the head, `d = handle - (base + head)`, is exact for every handle that can be
+ * accepted, so `d` an integer in [0, retained) ⟺ `seq = handle - base` an integer in
+ * [head, issued), the JS engine's test. Integrality without a float-to-int conversion:
+ * for 0 ≤ d < 2^52, `(d + 2^52) - 2^52 == d` exactly when d is an integer (NaN fails
+ * `d >= 0`), and the low word of `d + 2^52` is then d itself.
+ */
 export function complete(t: usize, handle: f64): i32 {
+  const d = handle - load<f64>(t, LO);
+  const y = d + TWO52;
+  if (!(d >= 0 && d < <f64>load<u32>(t, LEN) && y - TWO52 == d)) return completeOutside(t, handle);
+  return completeAt(t, <u32>reinterpret<u64>(y));
+}
+
+/** A handle outside [head, issued) or not an integer: `Duplicate` below the head, else `Rejected`. */
+function completeOutside(t: usize, handle: f64): i32 {
   const seqf = handle - load<f64>(t, BASE);
-  const head = load<i64>(t, HEAD);
-  if (!(seqf >= <f64>head && seqf < <f64>load<i64>(t, ISSUED))) {
-    return seqf >= 0 && seqf < <f64>head && trunc<f64>(seqf) == seqf ? DUPLICATE : REJECTED;
-  }
-  if (trunc<f64>(seqf) != seqf) return REJECTED;
-  return completeSeq(t, <i64>seqf, head);
+  return seqf >= 0 && seqf < <f64>load<i64>(t, HEAD) && trunc<f64>(seqf) == seqf ? DUPLICATE : REJECTED;
 }
 
 /** Completes the handles (f64 at `src`); returns how many were newly completed. */
 export function completeMany(t: usize, src: usize, count: u32): u32 {
-  const base = load<f64>(t, BASE);
-  const head = load<i64>(t, HEAD);
-  const headF = <f64>head;
-  const issuedF = <f64>load<i64>(t, ISSUED);
+  const lo = load<f64>(t, LO);
+  const len = <f64>load<u32>(t, LEN);
+  const head = load<u32>(t, HEAD); // the low word
   const mask = load<u32>(t, MASK);
   const bits = load<usize>(t, BITS);
-  const summary = bits + (<usize>ringWords(mask) << 3);
   let added: u32 = 0;
   let atHead = false;
   for (let i: u32 = 0; i < count; i++) {
-    const seqf = load<f64>(src + (<usize>i << 3)) - base;
-    if (!(seqf >= headF && seqf < issuedF) || trunc<f64>(seqf) != seqf) continue;
-    const seq = <i64>seqf;
-    const p = <u32>seq & mask;
-    const w = p >> 6;
-    const at = bits + (<usize>w << 3);
+    const d = load<f64>(src + (<usize>i << 3)) - lo; // as in complete()
+    const y = d + TWO52;
+    if (!(d >= 0 && d < len && y - TWO52 == d)) continue;
+    const u = <u32>reinterpret<u64>(y);
+    const p = (head + u) & mask;
+    const at = bits + (<usize>(p >> 6) << 3);
     const bit = <u64>1 << (p & 63);
     const x = load<u64>(at);
     if ((x & bit) != 0) continue;
-    const y = x | bit;
-    store<u64>(at, y);
+    const z = x | bit;
+    store<u64>(at, z);
     added++;
-    if (y == ONES) {
-      const s = summary + (<usize>(w >> 6) << 3);
-      store<u64>(s, load<u64>(s) | (<u64>1 << (w & 63)));
-    }
-    if (seq == head) atHead = true;
+    if (z == ONES) markFull(t, p >> 6);
+    atHead |= u == 0;
   }
-  store<i64>(t, load<i64>(t, BLOCKED) + added, BLOCKED);
+  store<u32>(t, load<u32>(t, BLOCKED) + added, BLOCKED);
   if (atHead) advance(t);
   return added;
 }
@@ -384,7 +400,7 @@ export function completeOffset(t: usize, offset: f64): i32 {
     end = runSeq(runs, rm, lo + 1);
   }
   const seq = runSeq(runs, rm, r) + (o - runOff(runs, rm, r));
-  return seq < end ? completeSeq(t, seq, head) : REJECTED;
+  return seq < end ? completeAt(t, <u32>(seq - head)) : REJECTED;
 }
 
 /** Moves head past the completed prefix: ctz in the head's word, then whole words via the summary. */
@@ -420,8 +436,10 @@ function advance(t: usize): void {
     }
   }
   if (pos > end) pos = end;
-  store<i64>(t, load<i64>(t, BLOCKED) - (pos - head), BLOCKED);
+  store<u32>(t, load<u32>(t, BLOCKED) - <u32>(pos - head), BLOCKED);
   store<i64>(t, pos, HEAD);
+  store<f64>(t, load<f64>(t, BASE) + <f64>pos, LO);
+  store<u32>(t, <u32>(end - pos), LEN);
   skipRetiredRuns(t, pos);
 }
 
@@ -448,15 +466,15 @@ export function delivered(t: usize): f64 {
 
 /** Entries held: unfinished plus completed-but-blocked. */
 export function retained(t: usize): f64 {
-  return <f64>(load<i64>(t, ISSUED) - load<i64>(t, HEAD));
+  return <f64>load<u32>(t, LEN);
 }
 
 /** Completed entries held behind an unfinished head. */
 export function blocked(t: usize): f64 {
-  return <f64>load<i64>(t, BLOCKED);
+  return <f64>load<u32>(t, BLOCKED);
 }
 
 /** Handle of the oldest retained entry. */
 export function headHandle(t: usize): f64 {
-  return load<f64>(t, BASE) + <f64>load<i64>(t, HEAD);
+  return load<f64>(t, LO);
 }
