@@ -59,10 +59,11 @@ test("dead letter: failing records retried, then produced to <topic>.DLT with th
     await reader.connect();
     await reader.subscribe({ topics: [`${topic}.DLT`], fromBeginning: true });
     await reader.run({
-      eachMessage: async ({ message }) => {
+      eachMessage: ({ message }) => {
         const headers: Record<string, string> = {};
         for (const [h, v] of Object.entries(message.headers ?? {})) headers[h] = String(v);
         got.push({ value: message.value!.toString(), headers });
+        return Promise.resolve();
       },
     });
     await waitFor(() => got.length >= 4, 30_000, "4 dead letters in the DLT");

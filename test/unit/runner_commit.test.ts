@@ -89,7 +89,7 @@ describe("commit scheduler", () => {
     const f = new Frontier({ engine: "js" });
     const t = f.assign("t", 3, 0);
     const sent: CommitOffset[][] = [];
-    const s = new CommitScheduler(f, { send: async (o) => void sent.push([...o]) }, {
+    const s = new CommitScheduler(f, { send: (o) => (sent.push([...o]), Promise.resolve()) }, {
       metadata: (topic, partition, offset) => `${topic}:${partition}:${offset}`,
     });
     t.complete(t.register([0], 1));
