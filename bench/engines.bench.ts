@@ -1,0 +1,150 @@
+/**
+ * Engines head to head, with mitata: 1,000,000 pending records are registered (not
+ * measured), then completed in one random permutation order (measured), through the
+ * public {@link Tracker}:
+ *
+ * - `js per-call complete`      `t.complete(h)` per record on the JS engine
+ * - `wasm per-call complete`    the same on the WASM engine (one WASM call per record)
+ * - `wasm completeMany (1,000)` `t.completeMany(handles.subarray(i, i + 1000))`
+ * - `wasm completeMany (all)`   `t.completeMany(handles)` once
+ * - `js completeMany (1,000)`   the JS engine's batch path, for reference
+ * - `set-watermark`             the usual baseline: `done.add(o); while (done.has(next)) …`
+ *
+ * Prints mitata's table, then rates (records per second from the median iteration) and
+ * the ratios wasm-batch / js-per-call and wasm-per-call / js-per-call of this run.
+ *
+ *     node --import tsx bench/engines.bench.ts      (add --expose-gc for a GC between iterations)
+ *     npx bun bench/engines.bench.ts
+ *     npx deno run -A bench/engines.bench.ts
+ *
+ * @module
+ */
+import { bench, run } from "mitata";
+import { Tracker } from "../core/mod.ts";
+
+const N = 1_000_000;
+const BATCH = 1_000;
+const runtime = (globalThis as { Bun?: unknown }).Bun
+  ? "bun"
+  : (globalThis as { Deno?: unknown }).Deno
+  ? "deno"
+  : "node";
+
+/** xorshift32 Fisher–Yates: the same permutation of 0..n-1 on every runtime. */
+function permutation(n: number, seed: number): Float64Array {
+  const p = new Float64Array(n);
+  for (let i = 0; i < n; i++) p[i] = i;
+  let s = seed >>> 0 || 1;
+  for (let i = n - 1; i > 0; i--) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    const j = (s >>> 0) % (i + 1);
+    const x = p[i];
+    p[i] = p[j];
+    p[j] = x;
+  }
+  return p;
+}
+
+const order = permutation(N, 20_240_601);
+const offsets = new Float64Array(N);
+for (let i = 0; i < N; i++) offsets[i] = 1_000 + i;
+
+interface Setup {
+  t: Tracker;
+  handles: Float64Array;
+}
+
+/**
+ * A fresh tracker per iteration with N pending records, and its handles in completion
+ * order. The previous iteration's tracker is checked (everything completed) and revoked
+ * first, so the WASM engine reuses the same linear memory every time.
+ */
+function setup(engine: "js" | "wasm"): () => Setup {
+  let last: Tracker | undefined;
+  const handles = new Float64Array(N);
+  return () => {
+    if (last) {
+      if (last.safe !== 1_000 + N) throw new Error(`${engine}: safe ${last.safe} after completing everything`);
+      last.revoke();
+    }
+    const t = new Tracker({ start: 1_000, engine, capacity: N });
+    if (t.engine !== engine) throw new Error(`engine ${engine} is not available`);
+    const first = t.register(offsets, 1_000 + N);
+    for (let i = 0; i < N; i++) handles[i] = first + order[i];
+    last = t;
+    return { t, handles };
+  };
+}
+
+const ROWS = {
+  "js per-call complete": "js-call",
+  "wasm per-call complete": "wasm-call",
+  [`wasm completeMany (${BATCH.toLocaleString("en")})`]: "wasm-batch",
+  "wasm completeMany (all)": "wasm-all",
+  [`js completeMany (${BATCH.toLocaleString("en")})`]: "js-batch",
+  "set-watermark": "set",
+} as const;
+
+function perCall(engine: "js" | "wasm") {
+  const make = setup(engine);
+  return function* () {
+    yield {
+      [0]: make,
+      bench({ t, handles }: Setup) {
+        for (let i = 0; i < N; i++) t.complete(handles[i]);
+      },
+    };
+  };
+}
+
+function batched(engine: "js" | "wasm", size: number) {
+  const make = setup(engine);
+  return function* () {
+    yield {
+      [0]: make,
+      bench({ t, handles }: Setup) {
+        for (let i = 0; i < N; i += size) t.completeMany(size >= N ? handles : handles.subarray(i, i + size));
+      },
+    };
+  };
+}
+
+bench("js per-call complete", perCall("js")).gc("inner");
+bench("wasm per-call complete", perCall("wasm")).gc("inner");
+bench(`wasm completeMany (${BATCH.toLocaleString("en")})`, batched("wasm", BATCH)).gc("inner");
+bench("wasm completeMany (all)", batched("wasm", N)).gc("inner");
+bench(`js completeMany (${BATCH.toLocaleString("en")})`, batched("js", BATCH)).gc("inner");
+bench("set-watermark", () => {
+  const done = new Set<number>();
+  let next = 0;
+  for (let i = 0; i < N; i++) {
+    done.add(order[i]);
+    while (done.has(next)) {
+      done.delete(next);
+      next++;
+    }
+  }
+  if (next !== N) throw new Error(`set-watermark ended at ${next}`);
+}).gc("inner");
+
+const { benchmarks } = await run();
+
+const p50 = new Map<string, number>(); // ns per iteration (N records)
+for (const trial of benchmarks) {
+  const stats = trial.runs[0]?.stats;
+  if (stats) p50.set(trial.alias, stats.p50);
+}
+const rate = (name: string) => N / (p50.get(name)! / 1e9);
+console.log(`\n${runtime}: ${N.toLocaleString("en")} records per iteration, rate from the median iteration`);
+for (const name of Object.keys(ROWS)) {
+  if (p50.has(name)) console.log(`  ${name.padEnd(28)} ${(rate(name) / 1e6).toFixed(1).padStart(7)} M records/s`);
+}
+const js = rate("js per-call complete");
+console.log(
+  `  ratio wasm completeMany (${BATCH.toLocaleString("en")}) / js per-call: ${
+    (rate(`wasm completeMany (${BATCH.toLocaleString("en")})`) / js).toFixed(2)
+  }×  (all at once: ${(rate("wasm completeMany (all)") / js).toFixed(2)}×; target ≥ 2)`,
+);
+console.log(`  ratio wasm per-call / js per-call: ${(rate("wasm per-call complete") / js).toFixed(2)}×  (target ≥ 0.8)`);
