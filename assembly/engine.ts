@@ -342,33 +342,56 @@ function completeOutside(t: usize, handle: f64): i32 {
   return seqf >= 0 && seqf < <f64>load<i64>(t, HEAD) && trunc<f64>(seqf) == seqf ? DUPLICATE : REJECTED;
 }
 
-/** Completes the handles (f64 at `src`); returns how many were newly completed. */
+/** Sets the bit of ring position `p`; 1 if it was clear (newly completed), else 0. */
+// @ts-ignore: decorator
+@inline function setBit(t: usize, bits: usize, p: u32): u32 {
+  const at = bits + (<usize>(p >> 6) << 3);
+  const bit = <u64>1 << (p & 63);
+  const x = load<u64>(at);
+  if ((x & bit) != 0) return 0;
+  const z = x | bit;
+  store<u64>(at, z);
+  if (z == ONES) markFull(t, p >> 6);
+  return 1;
+}
+
+/**
+ * Completes the handles (f64 at `src`); returns how many were newly completed. Two
+ * handles per step: the test of complete() runs on both lanes of an f64x2 (SIMD), then
+ * the bits are set one after the other (two handles may share a word).
+ */
 export function completeMany(t: usize, src: usize, count: u32): u32 {
-  const lo = load<f64>(t, LO);
-  const len = <f64>load<u32>(t, LEN);
+  const lo = f64x2.splat(load<f64>(t, LO));
+  const len = f64x2.splat(<f64>load<u32>(t, LEN));
+  const two52 = f64x2.splat(TWO52);
+  const zero = f64x2.splat(0);
   const head = load<u32>(t, HEAD); // the low word
   const mask = load<u32>(t, MASK);
+  const headv = i32x4.splat(head);
+  const maskv = i32x4.splat(mask);
   const bits = load<usize>(t, BITS);
   let added: u32 = 0;
-  let atHead = false;
-  for (let i: u32 = 0; i < count; i++) {
-    const d = load<f64>(src + (<usize>i << 3)) - lo; // as in complete()
+  let i: u32 = 0;
+  for (; i + 2 <= count; i += 2) {
+    const d = f64x2.sub(v128.load(src + (<usize>i << 3)), lo);
+    const y = f64x2.add(d, two52);
+    const ok = v128.and(v128.and(f64x2.eq(f64x2.sub(y, two52), d), f64x2.ge(d, zero)), f64x2.lt(d, len));
+    const p = v128.and(i32x4.add(y, headv), maskv); // i32 lanes 0 and 2: the low words, head + d
+    const valid = i64x2.bitmask(ok);
+    if (valid & 1) added += setBit(t, bits, i32x4.extract_lane(p, 0));
+    if (valid & 2) added += setBit(t, bits, i32x4.extract_lane(p, 2));
+  }
+  if (i < count) {
+    const d = load<f64>(src + (<usize>i << 3)) - load<f64>(t, LO);
     const y = d + TWO52;
-    if (!(d >= 0 && d < len && y - TWO52 == d)) continue;
-    const u = <u32>reinterpret<u64>(y);
-    const p = (head + u) & mask;
-    const at = bits + (<usize>(p >> 6) << 3);
-    const bit = <u64>1 << (p & 63);
-    const x = load<u64>(at);
-    if ((x & bit) != 0) continue;
-    const z = x | bit;
-    store<u64>(at, z);
-    added++;
-    if (z == ONES) markFull(t, p >> 6);
-    atHead |= u == 0;
+    if (d >= 0 && d < <f64>load<u32>(t, LEN) && y - TWO52 == d) {
+      added += setBit(t, bits, (head + <u32>reinterpret<u64>(y)) & mask);
+    }
   }
   store<u32>(t, load<u32>(t, BLOCKED) + added, BLOCKED);
-  if (atHead) advance(t);
+  // The head's bit was clear (it is the oldest unfinished record): set now means it completed.
+  const hp = head & mask;
+  if (load<u32>(t, LEN) != 0 && ((load<u64>(bits + (<usize>(hp >> 6) << 3)) >> (hp & 63)) & 1) != 0) advance(t);
   return added;
 }
 

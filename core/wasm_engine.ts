@@ -9,7 +9,8 @@
  * KiB, well under a millisecond), which is fine on Node, Bun and Deno. Callers that
  * prefer an asynchronous compile (e.g. a browser main thread, where synchronous compiles
  * of more than 4 KiB are refused) `await ready()` before creating trackers. Where
- * WebAssembly is missing or refuses the module, `"auto"` falls back to the JS engine and
+ * WebAssembly is missing or refuses the module (it uses 128-bit SIMD, which Node ≥ 16.4,
+ * Deno, Bun and current browsers support), `"auto"` falls back to the JS engine and
  * `"wasm"` throws {@link EngineUnavailableError}.
  *
  * One module instance serves every tracker: each tracker is a small struct in linear
@@ -62,9 +63,9 @@ function stage(x: Exports, src: Float64Array, from: number, n: number): number {
     scratchLen = Math.min(CHUNK, Math.max(n, scratchLen * 2, 1024));
     scratchAt = x.scratch(scratchLen);
   }
-  if (heap.buffer !== x.memory.buffer) heap = new Float64Array(x.memory.buffer);
+  if (heap.byteLength === 0) heap = new Float64Array(x.memory.buffer); // new, or detached: memory grew
   const at = scratchAt >>> 3;
-  if (n <= 8) {
+  if (n <= 32) {
     for (let i = 0; i < n; i++) heap[at + i] = src[from + i];
   } else {
     heap.set(from === 0 && n === src.length ? src : src.subarray(from, from + n), at);
