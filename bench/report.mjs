@@ -94,7 +94,7 @@ export function checks(report) {
       else add(t.bytes_per_pending <= 0.5 ? "PASS" : "FAIL", rt, `${what}: ${fmtBytes(t.bytes_per_pending)} B (stats().bytes)`);
       if (t?.measured_bytes_per_pending !== undefined) {
         const m = t.measured_bytes_per_pending;
-        const how = eng === "js" ? "heap growth" : "heap or linear-memory growth, the larger";
+        const how = eng === "js" ? "heap growth" : "WASM linear-memory growth";
         add(m <= 0.5 ? "PASS" : "FAIL", rt, `memory-dense n=${fmtInt(nM)}: ${eng} cross-check ≤ 0.5 B: ${fmtBytes(m)} B (${how})`);
       }
     }
@@ -170,20 +170,29 @@ export function markdown(report) {
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 function siLabel(v, unit) {
-  if (unit === "B") return v >= 1 ? `${v} B` : `${v} B`;
+  if (unit === "B" || unit === "ms") return `${v} ${unit}`;
   if (v >= 1e9) return `${v / 1e9}G`;
   if (v >= 1e6) return `${v / 1e6}M`;
   if (v >= 1e3) return `${v / 1e3}k`;
   return String(v);
 }
 
+/** What a panel shows: the value of a row, its unit, its title. */
+const METRICS = {
+  rate: { value: (r) => r.ops_per_sec, unit: "", title: "records/s (higher is better)" },
+  bytes: { value: (r) => (r.bytes_per_pending < 0.01 ? 0 : r.bytes_per_pending), unit: "B", title: "bytes per pending record (lower is better)" },
+  held: { value: (r) => (r.bytes_per_pending < 0.01 ? 0 : r.bytes_per_pending), unit: "B", title: "bytes per held record (lower is better)" },
+  final: { value: (r) => r.final_advance_ms, unit: "ms", title: "time of the final advance (lower is better)" },
+};
+
 /** One panel: grouped bars (a group per row, a bar per runtime) on a log scale. */
-function panel(report, scenario, x0, y0, w, h, rts, memory) {
+function panel(report, scenario, x0, y0, w, h, rts, metric) {
   const n = largest(report, scenario);
+  const { value, unit } = METRICS[metric];
   const get = (rt, eng) => {
     const r = find(report, rt, eng, scenario, n);
     if (!r) return null;
-    const v = memory ? (r.bytes_per_pending < 0.01 ? 0 : r.bytes_per_pending) : r.ops_per_sec;
+    const v = value(r);
     return v === null || v === undefined || String(r.note).startsWith("ERROR") ? { v: null, r } : { v, r };
   };
   const engines = ROWS.filter((e) => report.rows.some((r) => r.engine === e && r.scenario === scenario));
@@ -193,7 +202,7 @@ function panel(report, scenario, x0, y0, w, h, rts, memory) {
     if (g?.v > 0) values.push(g.v);
   }
   const parts = [];
-  const title = `${scenario}, n = ${fmtInt(n)}${memory ? " — bytes per pending record (lower is better)" : " — records/s (higher is better)"}`;
+  const title = `${scenario}, n = ${fmtInt(n)} — ${METRICS[metric].title}`;
   parts.push(`<text x="${x0}" y="${y0 + 14}" class="t">${esc(title)}</text>`);
   const px = x0 + 44, py = y0 + 26, pw = w - 54, ph = h - 26 - 70;
   if (values.length === 0) {
@@ -207,7 +216,7 @@ function panel(report, scenario, x0, y0, w, h, rts, memory) {
   for (let d = lo; d <= hi; d++) {
     const v = 10 ** d;
     parts.push(`<line x1="${px}" x2="${px + pw}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" class="g"/>`);
-    parts.push(`<text x="${px - 4}" y="${(y(v) + 3).toFixed(1)}" class="a" text-anchor="end">${esc(siLabel(+v.toPrecision(1), memory ? "B" : ""))}</text>`);
+    parts.push(`<text x="${px - 4}" y="${(y(v) + 3).toFixed(1)}" class="a" text-anchor="end">${esc(siLabel(+v.toPrecision(1), unit))}</text>`);
   }
   parts.push(`<line x1="${px}" x2="${px}" y1="${py}" y2="${py + ph}" class="ax"/>`);
   const gw = pw / engines.length, bw = Math.min(16, (gw - 8) / rts.length);
@@ -224,15 +233,15 @@ function panel(report, scenario, x0, y0, w, h, rts, memory) {
       const top = y(Math.max(g.v, 10 ** lo));
       const stalled = g.r.stalled === true;
       const fill = stalled ? `url(#hatch-${rt})` : COLORS[rt];
-      const tip = `${rt} ${e}: ${memory ? `${fmtBytes(g.v)} B/record` : fmtRate(g.v)}${stalled ? " (STALLED)" : ""}`;
+      const shown = unit === "B" ? `${fmtBytes(g.v)} B/record` : unit === "ms" ? `${fmtMs(g.v)} ms` : fmtRate(g.v);
+      const tip = `${rt} ${e}: ${shown}${stalled ? " (STALLED)" : ""}`;
       parts.push(
         `<rect x="${bx.toFixed(1)}" y="${top.toFixed(1)}" width="${(bw - 1).toFixed(1)}" height="${(py + ph - top).toFixed(1)}" fill="${fill}" stroke="${COLORS[rt]}"><title>${esc(tip)}</title></rect>`,
       );
     });
     const lx = px + i * gw + gw / 2, ly = py + ph + 10;
     const stalledAny = rts.some((rt) => get(rt, e)?.r?.stalled === true);
-    const zero = memory && rts.every((rt) => get(rt, e)?.v === 0);
-    const suffix = stalledAny ? " (stalled)" : zero ? " (holds completed only)" : "";
+    const suffix = stalledAny ? " (stalled)" : "";
     parts.push(`<text transform="translate(${lx.toFixed(1)},${ly}) rotate(-30)" class="l" text-anchor="end">${esc(e)}${suffix}</text>`);
   });
   return parts.join("\n");
@@ -241,7 +250,13 @@ function panel(report, scenario, x0, y0, w, h, rts, memory) {
 /** The chart: a legend per runtime, then one panel per scenario (rates, then memory). */
 export function svg(report) {
   const rts = runtimesOf(report);
-  const scenarios = [...RATE_SCENARIOS, ...MEMORY_SCENARIOS].filter((s) => report.rows.some((r) => r.scenario === s));
+  const panels = [];
+  for (const s of RATE_SCENARIOS) {
+    panels.push([s, "rate"]);
+    if (s === "slow-head") panels.push([s, "final"], [s, "held"]);
+  }
+  for (const s of MEMORY_SCENARIOS) panels.push([s, "bytes"]);
+  const scenarios = panels.filter(([s]) => report.rows.some((r) => r.scenario === s));
   const cols = 2, pw = 560, ph = 290, top = 60;
   const rowsN = Math.ceil(scenarios.length / cols);
   const W = cols * pw + 20, H = top + rowsN * ph + 10;
@@ -256,7 +271,7 @@ export function svg(report) {
   parts.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
   const m = report.machine ?? {};
   parts.push(`<text x="10" y="20" class="h">offset-frontier vs hand-written baselines${report.quick ? " (quick run, reduced sizes)" : ""} — log scale</text>`);
-  parts.push(`<text x="10" y="36" class="s">${esc(`${m.cpu ?? ""}; ${m.date?.slice(0, 10) ?? ""}; hatched bar = stalled (safe position stuck at a gap); n/a = not applicable`)}</text>`);
+  parts.push(`<text x="10" y="36" class="s">${esc(`${m.cpu ?? ""}; ${m.date?.slice(0, 10) ?? ""}; hatched bar = stalled (safe position stuck at a gap); n/a = not applicable; ≈0 = holds only completed records`)}</text>`);
   let lx = 10;
   for (const rt of rts) {
     parts.push(`<rect x="${lx}" y="44" width="12" height="12" fill="${COLORS[rt]}"/>`);
@@ -264,9 +279,9 @@ export function svg(report) {
     parts.push(`<text x="${lx + 16}" y="54" class="l">${esc(label)}</text>`);
     lx += 30 + label.length * 7;
   }
-  scenarios.forEach((sc, i) => {
+  scenarios.forEach(([sc, metric], i) => {
     const x = 10 + (i % cols) * pw, y = top + Math.floor(i / cols) * ph;
-    parts.push(panel(report, sc, x, y, pw - 20, ph, rts, MEMORY_SCENARIOS.includes(sc)));
+    parts.push(panel(report, sc, x, y, pw - 20, ph, rts, metric));
   });
   parts.push("</svg>");
   return parts.join("\n") + "\n";
