@@ -213,7 +213,7 @@ export class Lane<M> implements TopicPartition {
 
   /** @internal wakes {@link idle} waiters once the lane is idle */
   notifyIdle(): void {
-    if (!this.isIdle || this.#idle.length === 0) return;
+    if (this.#idle.length === 0 || !this.isIdle) return;
     const waiters = this.#idle;
     this.#idle = [];
     for (const w of waiters) w();
