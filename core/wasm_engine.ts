@@ -17,8 +17,9 @@
  * memory (a few hundred bytes to start, grown by doubling only as its retained entries
  * need), freed on `revoke()` (or when a tracker that was never revoked is garbage
  * collected) and reused by later trackers. Handles and offsets cross the boundary as
- * numbers, never BigInt; `complete(handle)` is a single WASM call that allocates nothing,
- * batches are copied into linear memory with one `set` and applied in one call.
+ * numbers, never BigInt; `complete(handle)` is a single WASM call that allocates nothing;
+ * a batch is copied into linear memory with one `set` and applied in one call (batches
+ * longer than 65,536 in chunks of that size, which gives the same result).
  *
  * @module
  */
@@ -45,7 +46,7 @@ interface Exports {
   headHandle(t: number): number;
 }
 
-/** Batches longer than this are applied in chunks (same result: completion and registration commute with chunking). */
+/** Batches longer than this are applied in chunks: registering or completing a batch in parts gives the same result. */
 const CHUNK = 65_536;
 
 let exports: Exports | undefined;
