@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checks, markdown, svg } from "./report.mjs";
+import { checks, markdown, readmeSection, svg } from "./report.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -93,15 +93,19 @@ function runOne(runtime, row) {
   });
 }
 
+/** The files this suite runs (for the "uncommitted changes" note of a result). */
+const SUITE_FILES = ["subject.ts", "rows.ts", "data.ts", "measure.ts", "scenarios.ts", "suite.ts", "micro.ts", "run.mjs", "report.mjs", "baselines"]
+  .map((f) => `bench/${f}`);
+
 function machine() {
   const cpus = os.cpus();
   let commit = "unknown";
   try {
     commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "core", "assembly", "bench/*.ts", "bench/*.mjs", "bench/baselines"], {
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "core", "assembly", ...SUITE_FILES], {
       cwd: root,
       encoding: "utf8",
-    }).trim().split("\n").filter(Boolean).map((l) => l.slice(3));
+    }).split("\n").filter((l) => l.trim()).map((l) => l.slice(3));
     if (dirty.length) commit += ` + uncommitted: ${dirty.join(", ")}`;
   } catch { /* not a git checkout */ }
   return {
@@ -148,6 +152,14 @@ if (flag("--report")) {
 
 writeFileSync(join(outDir, `${name}.md`), markdown(report));
 writeFileSync(join(outDir, `${name}.svg`), svg(report));
+// A full run also refreshes the results section of bench/README.md (between its markers).
+const readme = join(root, "bench", "README.md");
+if (!report.quick && name === "latest" && existsSync(readme)) {
+  const text = readFileSync(readme, "utf8");
+  const start = "<!-- results:start (written by bench/run.mjs) -->", end = "<!-- results:end -->";
+  const a = text.indexOf(start), b = text.indexOf(end);
+  if (a >= 0 && b > a) writeFileSync(readme, `${text.slice(0, a + start.length)}\n${readmeSection(report)}${text.slice(b)}`);
+}
 const lines = checks(report);
 console.log(`\n== ratio checks${report.quick ? " (quick run: reduced sizes, the targets are set for the full sizes)" : ""} ==`);
 for (const l of lines) console.log(`${l.status.padEnd(4)} ${l.runtime.padEnd(5)} ${l.text}`);
