@@ -286,3 +286,55 @@ export function svg(report) {
   parts.push("</svg>");
   return parts.join("\n") + "\n";
 }
+
+/** The results section of bench/README.md: chart, headline tables (a column per runtime), the checks. */
+export function readmeSection(report) {
+  const rts = runtimesOf(report);
+  const m = report.machine ?? {};
+  const out = [];
+  const mins = Math.round((report.seconds?.total ?? 0) / 60);
+  out.push("## Results");
+  out.push("");
+  out.push("![records per second and bytes per record, per scenario and runtime, log scale](results/latest.svg)");
+  out.push("");
+  out.push(
+    `Full run of ${m.date?.slice(0, 10)} on ${m.cpu} (2 vCPU), ${m.memory_gib} GiB, ${m.os}; ` +
+      `${rts.map((rt) => `${rt[0].toUpperCase()}${rt.slice(1)} ${report.versions?.[rt]}`).join(", ")}; ` +
+      `commit ${m.commit}; ${mins} minutes. The machine was shared: 1-minute load average ` +
+      `${rts.map((rt) => `${report.load?.[rt]?.join("→")} during ${rt}`).join(", ")} on 2 cores. ` +
+      "Every table of the run, with each row's median and range: [`results/latest.md`](results/latest.md); raw rows: [`results/latest.json`](results/latest.json).",
+  );
+  out.push("");
+  const table = (title, scenario, fmt, rows = ROWS) => {
+    const n = largest(report, scenario);
+    out.push(`**${title}** (n = ${fmtInt(n)})`);
+    out.push("");
+    out.push(`| row | ${rts.join(" | ")} |`);
+    out.push(`|---|${rts.map(() => "---:").join("|")}|`);
+    for (const eng of rows) {
+      const cells = rts.map((rt) => {
+        const r = find(report, rt, eng, scenario, n);
+        if (!r) return "";
+        if (String(r.note).startsWith("skipped") || String(r.note).startsWith("n/a")) return "n/a";
+        if (String(r.note).startsWith("ERROR")) return "error";
+        return fmt(r);
+      });
+      if (cells.some((c) => c !== "")) out.push(`| ${eng} | ${cells.join(" | ")} |`);
+    }
+    out.push("");
+  };
+  const rate = (r) => (r.stalled ? `stalled (${fmtRate(r.ops_per_sec)})` : fmtRate(r.ops_per_sec));
+  const bytes = (r) => (r.bytes_per_pending < 0.01 ? "≈0 B" : `${fmtBytes(r.bytes_per_pending)} B`);
+  table("random: records/s, register + complete in a random order", "random", rate);
+  table("slow-head: the final advance past every held record", "slow-head", (r) => `${fmtMs(r.final_advance_ms)} ms`);
+  table("slow-head: bytes per held record just before it", "slow-head", bytes);
+  table("gaps-txn: records/s, completed by offset, transaction-marker gaps", "gaps-txn", rate);
+  table("partitions: records/s, 1,000 trackers, completions interleaved", "partitions", rate);
+  table("batches: records/s, a consumer with a 64-slot worker pool", "batches", rate);
+  table("memory-dense: bytes per pending record", "memory-dense", bytes);
+  out.push("**Ratio checks** (one run, each runtime)");
+  out.push("");
+  for (const c of checks(report)) out.push(`- **${c.status}** ${c.runtime}: ${c.text}`);
+  out.push("");
+  return out.join("\n");
+}
