@@ -30,7 +30,7 @@ export function counts(text) {
   for (const m of plain.matchAll(/^\s*(\d+) pass\s*$/gm)) (pass += +m[1]), (found = true);
   for (const m of plain.matchAll(/^\s*(\d+) fail\s*$/gm)) fail += +m[1];
   for (const m of plain.matchAll(/^(?:ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/gm)) {
-    pass += m[2] ? +m[2] : +m[1]; // deno counts describe blocks as tests and their tests as steps
+    pass += Math.max(+m[1], +(m[2] ?? 0)); // deno counts describe blocks as tests, their tests as steps
     fail += +m[3];
     found = true;
   }
