@@ -17,9 +17,28 @@
  * memory (a few hundred bytes to start, grown by doubling only as its retained entries
  * need), freed on `revoke()` (or when a tracker that was never revoked is garbage
  * collected) and reused by later trackers. Handles and offsets cross the boundary as
- * numbers, never BigInt; `complete(handle)` is a single WASM call that allocates nothing;
- * a batch is copied into linear memory with one `set` and applied in one call (batches
- * longer than 65,536 in chunks of that size, which gives the same result).
+ * numbers, never BigInt. A batch is copied into linear memory with one `set` and applied
+ * in one call (batches longer than 65,536 in chunks of that size, which gives the same
+ * result).
+ *
+ * Per-call completion runs partly in JS. A call into WASM costs a few nanoseconds on
+ * every runtime (≈ 4 ns on Node 20), about as much as the whole bit update, so
+ * `complete(handle)` reads the tracker's struct and sets the record's bit from JS, over
+ * typed-array views of the engine's linear memory, and calls no WASM for a record behind
+ * the head: one already complete is `Duplicate`; otherwise, unless its 64-bit bitmap word
+ * becomes all ones, it sets the bit and counts the record blocked, exactly what the WASM
+ * `complete` does for it. Everything else goes to the WASM `complete` before anything is
+ * touched: the head's record (the prefix advance, with i64 ctz and the summary level),
+ * the completion that fills a word (its summary bit), and every handle outside the
+ * retained records (Duplicate/Rejected). So completion out of order mostly stays in JS,
+ * while completion in order (each record is the head) still makes one WASM call per
+ * record. The storage stays in linear memory, and registration, growth, batch and
+ * by-offset completion run in WASM ({@link wasmCallEngine} is the engine without this
+ * fast path, for comparison). Growing the memory (registration, opening a tracker, the batch
+ * scratch area) detaches every view of it; a detached view reads `undefined`, which sends
+ * the call down the WASM path, after which the tracker takes fresh views. A stale view
+ * therefore never reads or writes a wrong value; it costs one WASM call per tracker after
+ * the memory grew.
  *
  * @module
  */
@@ -49,14 +68,33 @@ interface Exports {
 /** Batches longer than this are applied in chunks: registering or completing a batch in parts gives the same result. */
 const CHUNK = 65_536;
 
+// Tracker struct fields the JS fast path reads, as Int32Array indices relative to
+// `t >>> 2` (byte offsets in assembly/engine.ts: LO 0 (f64), LEN 8, MASK 12, BITS 16,
+// BLOCKED 20, HEAD 24 (the low word of an i64)). Structs and ring blocks come from the
+// AS heap, which aligns every block to 16 bytes: `t >>> 3` indexes LO in a Float64Array,
+// and a 64-bit bitmap word is the two Int32Array slots `2w` (low half, little endian)
+// and `2w + 1` of the ring block.
+const LEN = 2, MASK = 3, BITS = 4, BLOCKED = 5, HEAD = 6;
+
 let exports: Exports | undefined;
 let engine: Engine | undefined;
+let callEngine: Engine | undefined;
 let dead = 0; // an empty tracker that released trackers point at: accepts nothing
-let heap = new Float64Array(0); // view of linear memory; re-created after memory grew
+let f64 = new Float64Array(0); // views of linear memory; re-made after memory grew (a detached view has length 0)
+let i32 = new Int32Array(0);
 let scratchAt = 0; // byte address of the scratch area
 let scratchLen = 0; // its size in f64 slots
 let wasmComplete: (t: number, handle: number) => number = () => 0;
 let finalizer: FinalizationRegistry<number> | undefined;
+
+/** Re-makes the memory views if the memory grew since they were made (growth detaches the old buffer). */
+function refreshViews(x: Exports): void {
+  if (i32.length === 0) { // both views share one buffer
+    const buffer = x.memory.buffer;
+    f64 = new Float64Array(buffer);
+    i32 = new Int32Array(buffer);
+  }
+}
 
 /** Copies `src[from, from + n)` into the scratch area (one `set`) and returns its byte address. */
 function stage(x: Exports, src: Float64Array, from: number, n: number): number {
@@ -64,44 +102,89 @@ function stage(x: Exports, src: Float64Array, from: number, n: number): number {
     scratchLen = Math.min(CHUNK, Math.max(n, scratchLen * 2, 1024));
     scratchAt = x.scratch(scratchLen);
   }
-  if (heap.byteLength === 0) heap = new Float64Array(x.memory.buffer); // new, or detached: memory grew
+  refreshViews(x); // new, or detached: memory grew
   const at = scratchAt >>> 3;
   if (n <= 32) {
-    for (let i = 0; i < n; i++) heap[at + i] = src[from + i];
+    for (let i = 0; i < n; i++) f64[at + i] = src[from + i];
   } else {
-    heap.set(from === 0 && n === src.length ? src : src.subarray(from, from + n), at);
+    f64.set(from === 0 && n === src.length ? src : src.subarray(from, from + n), at);
   }
   return scratchAt;
 }
 
 class WasmTracker implements EngineTracker {
-  #t: number;
-  readonly #x: Exports;
+  /** Byte address of the struct (`dead` once released). */
+  protected t: number;
+  /** `t >>> 2`: the struct's first slot in the Int32Array view. */
+  #i: number;
+  // This tracker's own copies of the memory views (fields of `this` are cheaper to reach
+  // than module variables on the hot path). Memory growth by any tracker detaches them:
+  // they then read `undefined`, the call takes the WASM path, and they are re-synced.
+  #f64: Float64Array;
+  #i32: Int32Array;
+  protected readonly x: Exports;
 
   constructor(x: Exports, t: number) {
-    this.#x = x;
-    this.#t = t;
+    this.x = x;
+    this.t = t;
+    this.#i = t >>> 2;
+    this.#f64 = f64;
+    this.#i32 = i32;
+  }
+
+  /** Re-makes the views if the memory grew, and takes them. */
+  #sync(): void {
+    refreshViews(this.x);
+    this.#f64 = f64;
+    this.#i32 = i32;
   }
 
   register(offsets: Float64Array, count: number, next: number): number {
-    const x = this.#x, t = this.#t;
+    const x = this.x, t = this.t;
     if (t === dead) throw new Error("the tracker's storage was released");
-    if (count <= CHUNK) return x.register(t, count === 0 ? 0 : stage(x, offsets, 0, count), count, next);
     let first = 0;
-    for (let i = 0; i < count; i += CHUNK) {
-      const n = Math.min(CHUNK, count - i);
-      const h = x.register(t, stage(x, offsets, i, n), n, next);
-      if (i === 0) first = h;
+    if (count <= CHUNK) {
+      first = x.register(t, count === 0 ? 0 : stage(x, offsets, 0, count), count, next);
+    } else {
+      for (let i = 0; i < count; i += CHUNK) {
+        const n = Math.min(CHUNK, count - i);
+        const h = x.register(t, stage(x, offsets, i, n), n, next);
+        if (i === 0) first = h;
+      }
     }
+    this.#sync(); // the ring or the runs may have grown the memory
     return first;
   }
 
+  /**
+   * The fast path (see the module doc): a record behind the head whose bitmap word stays
+   * incomplete is set from JS, exactly as the WASM `complete` would set it; anything else
+   * is answered by the WASM `complete` before anything changes.
+   */
   complete(handle: number): Completion {
-    return wasmComplete(this.#t, handle) as Completion;
+    const i = this.#i, m = this.#i32;
+    const d = handle - this.#f64[i >>> 1]; // handle - LO: NaN for a detached view (and for NaN)
+    const u = d | 0;
+    if (u === d && u > 0 && u < m[i + LEN]) {
+      const p = (m[i + HEAD] + u) & m[i + MASK]; // ring position of seq head + u
+      const k = (m[i + BITS] >>> 2) + (p >>> 5); // its half of a 64-bit word
+      const bit = 1 << (p & 31);
+      const w = m[k];
+      if ((w & bit) !== 0) return 1; // Duplicate
+      const y = w | bit;
+      if (y !== -1 || m[k ^ 1] !== -1) { // the 64-bit word stays incomplete: no summary bit
+        m[k] = y;
+        m[i + BLOCKED]++;
+        return 2; // Completed
+      }
+    }
+    const r = wasmComplete(this.t, handle) as Completion;
+    if (m.length === 0) this.#sync(); // detached: another call grew the memory
+    return r;
   }
 
   completeMany(handles: Float64Array, count: number): number {
-    const x = this.#x, t = this.#t;
+    const x = this.x, t = this.t;
     let added = 0;
     for (let i = 0; i < count; i += CHUNK) {
       const n = Math.min(CHUNK, count - i);
@@ -111,39 +194,56 @@ class WasmTracker implements EngineTracker {
   }
 
   completeOffset(offset: number): Completion {
-    return this.#x.completeOffset(this.#t, offset) as Completion;
+    return this.x.completeOffset(this.t, offset) as Completion;
   }
 
   safe(): number {
-    return this.#x.safe(this.#t);
+    return this.x.safe(this.t);
   }
 
   delivered(): number {
-    return this.#x.delivered(this.#t);
+    return this.x.delivered(this.t);
   }
 
   retained(): number {
-    return this.#x.retained(this.#t);
+    return this.x.retained(this.t);
   }
 
   blocked(): number {
-    return this.#x.blocked(this.#t);
+    return this.x.blocked(this.t);
   }
 
   headHandle(): number {
-    return this.#x.headHandle(this.#t);
+    return this.x.headHandle(this.t);
   }
 
   bytes(): number {
-    return this.#t === dead ? 0 : this.#x.bytes(this.#t);
+    return this.t === dead ? 0 : this.x.bytes(this.t);
+  }
+
+  /** See {@link wasmRingBytes}. */
+  ring(x: Exports): Uint8Array {
+    if (this.t === dead) return new Uint8Array(0);
+    refreshViews(x);
+    const i = this.t >>> 2, words = (i32[i + MASK] + 1) / 64;
+    const at = i32[i + BITS] >>> 0;
+    return new Uint8Array(x.memory.buffer, at, (words + Math.max(1, words >>> 6)) * 8).slice();
   }
 
   release(): void {
-    const t = this.#t;
+    const t = this.t;
     if (t === dead) return;
-    this.#t = dead;
+    this.t = dead;
+    this.#i = dead >>> 2; // the empty struct: every call takes the WASM path and is rejected
     finalizer?.unregister(this);
-    this.#x.release(t);
+    this.x.release(t);
+  }
+}
+
+/** A tracker whose per-call completion is one WASM call every time: the comparison for {@link wasmCallEngine}. */
+class WasmCallTracker extends WasmTracker {
+  override complete(handle: number): Completion {
+    return wasmComplete(this.t, handle) as Completion;
   }
 }
 
@@ -153,19 +253,20 @@ function instantiate(instance: WebAssembly.Instance): Engine {
   dead = x.open(0, -1);
   wasmComplete = x.complete;
   exports = x;
+  refreshViews(x);
   const registry = typeof FinalizationRegistry === "function"
     ? new FinalizationRegistry<number>((t) => x.release(t)) // a tracker dropped without revoke() frees its memory
     : undefined;
   finalizer = registry;
-  engine = {
-    kind: "wasm",
-    open(base: number, start: number, _capacity: number): EngineTracker {
-      const t = x.open(base, start);
-      const tracker = new WasmTracker(x, t);
-      registry?.register(tracker, t, tracker);
-      return tracker;
-    },
+  const opener = (Kind: typeof WasmTracker) => (base: number, start: number, _capacity: number): EngineTracker => {
+    const t = x.open(base, start);
+    refreshViews(x); // the struct and its first ring may have grown the memory
+    const tracker = new Kind(x, t);
+    registry?.register(tracker, t, tracker);
+    return tracker;
   };
+  engine = { kind: "wasm", open: opener(WasmTracker) };
+  callEngine = { kind: "wasm", open: opener(WasmCallTracker) };
   return engine;
 }
 
@@ -218,6 +319,27 @@ export async function ready(): Promise<void> {
     throw new EngineUnavailableError(`the WASM module cannot load: ${error instanceof Error ? error.message : String(error)}`);
   }
   provideWasmEngine(loadWasmEngine); // forgets an earlier failed synchronous attempt
+}
+
+/**
+ * The WASM engine without the per-call fast path: every `complete(handle)` is one WASM
+ * call, as before the fast path. Same storage, same answers; for benchmarks and tests
+ * that compare the two (not exported from `mod.ts`). Pass it as `engine` to a Tracker.
+ * @throws {EngineUnavailableError} where WebAssembly is missing or refuses the module
+ */
+export function wasmCallEngine(): Engine {
+  loadWasmEngine();
+  return callEngine!;
+}
+
+/**
+ * A copy of a WASM engine tracker's ring block (bitmap words, then summary words), for
+ * tests that check the per-call fast path leaves linear memory exactly as the WASM path
+ * does (summary bits included, which no answer reveals). Empty for other trackers.
+ */
+export function wasmRingBytes(store: EngineTracker): Uint8Array {
+  if (!(store instanceof WasmTracker) || !exports) return new Uint8Array(0);
+  return store.ring(exports);
 }
 
 /**
