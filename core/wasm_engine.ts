@@ -23,22 +23,28 @@
  *
  * Per-call completion runs partly in JS. A call into WASM costs a few nanoseconds on
  * every runtime (≈ 4 ns on Node 20), about as much as the whole bit update, so
- * `complete(handle)` reads the tracker's struct and sets the record's bit from JS, over
- * typed-array views of the engine's linear memory, and calls no WASM for a record behind
- * the head: one already complete is `Duplicate`; otherwise, unless its 64-bit bitmap word
- * becomes all ones, it sets the bit and counts the record blocked, exactly what the WASM
- * `complete` does for it. Everything else goes to the WASM `complete` before anything is
- * touched: the head's record (the prefix advance, with i64 ctz and the summary level),
- * the completion that fills a word (its summary bit), and every handle outside the
- * retained records (Duplicate/Rejected). So completion out of order mostly stays in JS,
- * while completion in order (each record is the head) still makes one WASM call per
- * record. The storage stays in linear memory, and registration, growth, batch and
- * by-offset completion run in WASM ({@link wasmCallEngine} is the engine without this
- * fast path, for comparison). Growing the memory (registration, opening a tracker, the batch
- * scratch area) detaches every view of it; a detached view reads `undefined`, which sends
- * the call down the WASM path, after which the tracker takes fresh views. A stale view
- * therefore never reads or writes a wrong value; it costs one WASM call per tracker after
- * the memory grew.
+ * `complete(handle)` sets the record's bit from JS, over a typed-array view of the
+ * engine's linear memory, and calls no WASM for a record behind the head: one already
+ * complete is `Duplicate`; any other, unless its 64-bit bitmap word becomes all ones,
+ * gets its bit set and is counted blocked, exactly what the WASM `complete` does for it.
+ * Everything else goes to the WASM `complete` before anything is touched: the head's
+ * record (the prefix advance, with i64 ctz and the summary level), the completion that
+ * fills a word (its summary bit), and every handle outside the retained records
+ * (Duplicate/Rejected). So completion out of order mostly stays in JS, while completion
+ * in order (each record is the head) still makes one WASM call per record. The storage
+ * stays in linear memory; registration, growth, batch and by-offset completion run in
+ * WASM ({@link wasmCallEngine} is the engine without this fast path, for comparison).
+ *
+ * The struct fields the fast path needs (the head's handle and ring position, the
+ * retained count, the ring's mask and address) are copied into the JS object and re-read
+ * after every WASM call of this tracker that can change them: registration, and any call
+ * that advanced the head (a per-call completion that advanced marks them stale instead,
+ * so completion in order pays nothing beyond the WASM call). The struct in linear memory
+ * stays the source of truth, and only this tracker's own calls change it. Growing the
+ * memory (registration, opening a tracker, the batch scratch area) detaches every view of
+ * it; a detached view has length 0, which sends the call down the WASM path, after which
+ * the tracker takes a fresh view. A stale view therefore never reads or writes anything;
+ * it costs one WASM call per tracker after the memory grew.
  *
  * @module
  */
@@ -68,7 +74,7 @@ interface Exports {
 /** Batches longer than this are applied in chunks: registering or completing a batch in parts gives the same result. */
 const CHUNK = 65_536;
 
-// Tracker struct fields the JS fast path reads, as Int32Array indices relative to
+// Tracker struct fields the JS fast path copies (#sync), as Int32Array indices relative to
 // `t >>> 2` (byte offsets in assembly/engine.ts: LO 0 (f64), LEN 8, MASK 12, BITS 16,
 // BLOCKED 20, HEAD 24 (the low word of an i64)). Structs and ring blocks come from the
 // AS heap, which aligns every block to 16 bytes: `t >>> 3` indexes LO in a Float64Array,
@@ -115,28 +121,53 @@ function stage(x: Exports, src: Float64Array, from: number, n: number): number {
 class WasmTracker implements EngineTracker {
   /** Byte address of the struct (`dead` once released). */
   protected t: number;
-  /** `t >>> 2`: the struct's first slot in the Int32Array view. */
-  #i: number;
-  // This tracker's own copies of the memory views (fields of `this` are cheaper to reach
-  // than module variables on the hot path). Memory growth by any tracker detaches them:
-  // they then read `undefined`, the call takes the WASM path, and they are re-synced.
-  #f64: Float64Array;
-  #i32: Int32Array;
   protected readonly x: Exports;
+  // Copies of the struct fields the fast path reads. Only this tracker's own WASM calls
+  // change them (register, and the prefix advance in complete/completeMany/completeOffset),
+  // and they are re-read after each of those (#sync, #advanced; after an advance in
+  // complete(), on the next call that does not advance). The struct in linear memory
+  // stays the source of truth; the copies save loads and bounds checks on every call.
+  #lo = 0; // LO: handle of the head record
+  #len = 0; // LEN: retained entries; 0 also when released, and while LO/LEN/HEAD are stale
+  #head = 0; // the low word of HEAD
+  #mask = 0; // MASK
+  #bits = 0; // BITS / 4: the ring block's first slot in #i32
+  #blocked = 0; // the BLOCKED field's slot in #i32
+  // This tracker's view of the memory (a field of `this` is cheaper to reach than a
+  // module variable). Growth of the memory, by any tracker, detaches it: its length is
+  // then 0, the call takes the WASM path, and #sync() takes a fresh view.
+  #i32: Int32Array = i32;
+  #f64: Float64Array = f64;
+  #at = 0; // t >>> 2: the struct's first slot in #i32
 
   constructor(x: Exports, t: number) {
     this.x = x;
     this.t = t;
-    this.#i = t >>> 2;
-    this.#f64 = f64;
-    this.#i32 = i32;
+    this.#sync();
   }
 
-  /** Re-makes the views if the memory grew, and takes them. */
+  /** Re-makes the views if the memory grew, takes them, and re-reads the struct. */
   #sync(): void {
     refreshViews(this.x);
+    const m = i32, i = this.t >>> 2;
+    this.#i32 = m;
     this.#f64 = f64;
-    this.#i32 = i32;
+    this.#at = i;
+    this.#lo = f64[i >>> 1];
+    this.#len = m[i + LEN];
+    this.#head = m[i + HEAD];
+    this.#mask = m[i + MASK];
+    this.#bits = m[i + BITS] >>> 2;
+    this.#blocked = i + BLOCKED;
+  }
+
+  /** After the prefix advance in WASM: re-reads LO, LEN and HEAD (everything if the view was detached). */
+  #advanced(): void {
+    const m = this.#i32, i = this.#at;
+    if (m.length === 0) return this.#sync();
+    this.#lo = this.#f64[i >>> 1];
+    this.#len = m[i + LEN];
+    this.#head = m[i + HEAD];
   }
 
   register(offsets: Float64Array, count: number, next: number): number {
@@ -152,7 +183,7 @@ class WasmTracker implements EngineTracker {
         if (i === 0) first = h;
       }
     }
-    this.#sync(); // the ring or the runs may have grown the memory
+    this.#sync(); // LEN moved; the ring (BITS, MASK) and the memory may have grown
     return first;
   }
 
@@ -162,24 +193,35 @@ class WasmTracker implements EngineTracker {
    * is answered by the WASM `complete` before anything changes.
    */
   complete(handle: number): Completion {
-    const i = this.#i, m = this.#i32;
-    const d = handle - this.#f64[i >>> 1]; // handle - LO: NaN for a detached view (and for NaN)
+    if (this.#len === 0) {
+      // Nothing retained, released, or the head moved on the last call (LO, LEN and HEAD
+      // not re-read yet): straight to WASM. Completion in order advances every time and
+      // stays here, costing no more than the WASM call; anything else re-reads them.
+      const r = wasmComplete(this.t, handle) as Completion;
+      if (r !== 3) this.#advanced();
+      return r;
+    }
+    const d = handle - this.#lo;
     const u = d | 0;
-    if (u === d && u > 0 && u < m[i + LEN]) {
-      const p = (m[i + HEAD] + u) & m[i + MASK]; // ring position of seq head + u
-      const k = (m[i + BITS] >>> 2) + (p >>> 5); // its half of a 64-bit word
-      const bit = 1 << (p & 31);
-      const w = m[k];
-      if ((w & bit) !== 0) return 1; // Duplicate
-      const y = w | bit;
-      if (y !== -1 || m[k ^ 1] !== -1) { // the 64-bit word stays incomplete: no summary bit
-        m[k] = y;
-        m[i + BLOCKED]++;
-        return 2; // Completed
+    if (u === d && u > 0 && u < this.#len) {
+      const m = this.#i32;
+      const p = (this.#head + u) & this.#mask; // ring position of seq head + u
+      const k = this.#bits + (p >>> 5); // its half of a 64-bit word
+      if (k < m.length) { // else the view is detached (length 0): the memory grew
+        const bit = 1 << (p & 31);
+        const w = m[k];
+        if ((w & bit) !== 0) return 1; // Duplicate
+        const y = w | bit;
+        if (y !== -1 || m[k ^ 1] !== -1) { // the 64-bit word stays incomplete: no summary bit
+          m[k] = y;
+          m[this.#blocked]++;
+          return 2; // Completed
+        }
       }
     }
     const r = wasmComplete(this.t, handle) as Completion;
-    if (m.length === 0) this.#sync(); // detached: another call grew the memory
+    if (r === 3) this.#len = 0; // the head moved: LO, LEN and HEAD are stale (see above)
+    else if (this.#i32.length === 0) this.#sync(); // the view was detached: take a fresh one
     return r;
   }
 
@@ -190,11 +232,14 @@ class WasmTracker implements EngineTracker {
       const n = Math.min(CHUNK, count - i);
       added += x.completeMany(t, stage(x, handles, i, n), n);
     }
+    this.#sync(); // the head may have moved
     return added;
   }
 
   completeOffset(offset: number): Completion {
-    return this.x.completeOffset(this.t, offset) as Completion;
+    const r = this.x.completeOffset(this.t, offset) as Completion;
+    if (r === 3) this.#advanced(); // the head moved
+    return r;
   }
 
   safe(): number {
@@ -234,9 +279,9 @@ class WasmTracker implements EngineTracker {
     const t = this.t;
     if (t === dead) return;
     this.t = dead;
-    this.#i = dead >>> 2; // the empty struct: every call takes the WASM path and is rejected
     finalizer?.unregister(this);
     this.x.release(t);
+    this.#sync(); // the empty struct: LEN 0, every call takes the WASM path and is rejected
   }
 }
 

@@ -229,6 +229,42 @@ describe("WASM per-call fast path", () => {
     b.revoke();
   });
 
+  test("after the head moved in WASM (by offset, in a batch, by a handle that fills a word), the next per-call completion sees it", () => {
+    const p = new Trio({ start: 0 });
+    p.registerDense(600);
+    for (let r = 2; r < 10; r++) assert.equal(p.complete(r), 2);
+    assert.equal(p.completeOffset(0), 3); // the head moves to 1
+    assert.equal(p.complete(1), 3); // the new head: Advanced (the head moves to 10)
+    for (let r = 11; r < 20; r++) p.complete(r);
+    assert.equal(p.completeMany([10]), 1); // the head moves to 20
+    assert.equal(p.complete(20), 3);
+    assert.equal(p.complete(15), 1);
+    for (let r = 22; r < 128; r++) p.complete(r); // fills the words of 22..127 (the last one in WASM)
+    assert.equal(p.completeOffset(21), 3); // through the summary to 128
+    assert.equal(p.complete(128), 3);
+    assert.equal(p.complete(127), 1);
+    p.check("after the head moved");
+    p.revoke();
+  });
+
+  test("a released engine tracker never touches the memory a later tracker reuses", () => {
+    const engine = loadWasmEngine();
+    const a = engine.open(0, 0, 1000);
+    const ha = a.register(Float64Array.from({ length: 300 }, (_, i) => i), 300, 300);
+    assert.equal(a.complete(ha + 5), 2);
+    a.release();
+    const b = engine.open(2 ** 32, 0, 1000); // reuses a's struct and ring
+    const hb = b.register(Float64Array.from({ length: 300 }, (_, i) => i), 300, 300);
+    for (const r of [0, 6, 7, 200, 299]) assert.equal(a.complete(ha + r), 0);
+    assert.equal(a.completeMany(Float64Array.of(ha + 8, ha + 9), 2), 0);
+    assert.equal(a.completeOffset(10), 0);
+    assert.equal(b.blocked(), 0);
+    assert.equal(b.complete(hb + 6), 2);
+    assert.equal(b.complete(hb + 5), 2);
+    assert.equal(b.blocked(), 2);
+    b.release();
+  });
+
   test("generated sequences: per-call, batch and by-offset completion with memory growth in between", () => {
     type Op =
       | { k: "register"; n: number; gap: number }
