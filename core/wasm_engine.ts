@@ -39,7 +39,7 @@
  * retained count, the ring's mask and address) are copied into the JS object and re-read
  * after every WASM call of this tracker that can change them: registration, and any call
  * that advanced the head (a per-call completion that advanced marks them stale instead,
- * so completion in order pays nothing beyond the WASM call). The struct in linear memory
+ * so completion in order does not re-read them on every call). The struct in linear memory
  * stays the source of truth, and only this tracker's own calls change it. Growing the
  * memory (registration, opening a tracker, the batch scratch area) detaches every view of
  * it; a detached view has length 0, which sends the call down the WASM path, after which
@@ -193,14 +193,6 @@ class WasmTracker implements EngineTracker {
    * is answered by the WASM `complete` before anything changes.
    */
   complete(handle: number): Completion {
-    if (this.#len === 0) {
-      // Nothing retained, released, or the head moved on the last call (LO, LEN and HEAD
-      // not re-read yet): straight to WASM. Completion in order advances every time and
-      // stays here, costing no more than the WASM call; anything else re-reads them.
-      const r = wasmComplete(this.t, handle) as Completion;
-      if (r !== 3) this.#advanced();
-      return r;
-    }
     const d = handle - this.#lo;
     const u = d | 0;
     if (u === d && u > 0 && u < this.#len) {
@@ -219,9 +211,27 @@ class WasmTracker implements EngineTracker {
         }
       }
     }
+    return this.#call(handle);
+  }
+
+  /**
+   * complete() through WASM. Kept out of complete(), and without a branch on the answer
+   * in the common case: JavaScriptCore leaves its optimized code (for the rest of the
+   * caller's loop) whenever a block runs that its profiling never saw, and in random
+   * order a completion that advances comes a few times per million calls.
+   */
+  #call(handle: number): Completion {
+    if (this.#len === 0) {
+      // Nothing retained, released, or the head moved on the last call (LO, LEN and HEAD
+      // not re-read yet). Completion in order advances every time and stays here (the
+      // WASM call and little else); a call that does not advance re-reads them.
+      const r = wasmComplete(this.t, handle) as Completion;
+      if (r !== 3) this.#advanced();
+      return r;
+    }
     const r = wasmComplete(this.t, handle) as Completion;
-    if (r === 3) this.#len = 0; // the head moved: LO, LEN and HEAD are stale (see above)
-    else if (this.#i32.length === 0) this.#sync(); // the view was detached: take a fresh one
+    this.#len &= ((r + 1) >> 2) - 1; // Advanced (3): LO, LEN and HEAD are stale, LEN becomes 0 (no branch)
+    if (this.#i32.length === 0) this.#sync(); // the view was detached: take a fresh one
     return r;
   }
 
@@ -232,7 +242,7 @@ class WasmTracker implements EngineTracker {
       const n = Math.min(CHUNK, count - i);
       added += x.completeMany(t, stage(x, handles, i, n), n);
     }
-    this.#sync(); // the head may have moved
+    this.#advanced(); // the head may have moved
     return added;
   }
 
