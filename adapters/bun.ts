@@ -17,24 +17,5 @@
  *
  * @module
  */
-import process from "node:process";
-import { consumeUntil, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs.ts";
-
-export * from "./kafkajs.ts";
-
-/** Options of {@link consume}: the KafkaJS consumer options plus the signals that shut it down. */
-export interface ConsumeOptions extends KafkaJSConsumerOptions {
-  /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no handler. */
-  signals?: readonly NodeJS.Signals[];
-}
-
-/** Starts a KafkaJS parallel consumer that shuts down gracefully on SIGINT/SIGTERM (or `signal`). */
-export function consume(options: ConsumeOptions): Promise<ParallelConsumer<KafkaMessage>> {
-  const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
-  return consumeUntil(rest, (shutdown) => {
-    for (const s of signals) process.once(s, shutdown);
-    return () => {
-      for (const s of signals) process.off(s, shutdown);
-    };
-  });
-}
+// Bun implements Node's process signals as Node does: the Node adapter serves unchanged.
+export * from "./node.ts";
