@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { type OffsetInput, Tracker, type TrackerOptions } from "../../core/mod.ts";
+import { rng, shuffle } from "./random.ts";
 
 type Outcome = { ok: unknown } | { error: string; message: string };
 
@@ -106,24 +107,6 @@ class Pair {
   }
 }
 
-/** xorshift32: deterministic randomness for the big cases. */
-function rng(seed: number): (n: number) => number {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
-}
-
-function shuffle<T>(items: T[], rand: (n: number) => number): T[] {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = rand(i + 1);
-    [items[i], items[j]] = [items[j], items[i]];
-  }
-  return items;
-}
 
 // ---------------------------------------------------------------- generated sequences
 

@@ -13,6 +13,7 @@ import fc from "fast-check";
 import { Tracker, type TrackerOptions } from "../../core/mod.ts";
 import type { Engine, EngineTracker } from "../../core/engine.ts";
 import { loadWasmEngine, wasmCallEngine, wasmMemoryBytes, wasmRingBytes } from "../../core/wasm_engine.ts";
+import { rng, shuffle } from "./random.ts";
 
 /** Everything observable of a tracker except the engine's name and its byte count. */
 function observe(t: Tracker): unknown {
@@ -95,24 +96,6 @@ class Trio {
   }
 }
 
-/** xorshift32 */
-function rng(seed: number): (n: number) => number {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
-}
-
-function shuffle<T>(items: T[], rand: (n: number) => number): T[] {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = rand(i + 1);
-    [items[i], items[j]] = [items[j], items[i]];
-  }
-  return items;
-}
 
 /**
  * Registers ever larger batches of gappy offsets (one 16-byte run per record) on a fresh
