@@ -41,6 +41,11 @@ class JsTracker implements EngineTracker {
   #head = 0; // seq of the oldest retained record
   #issued = 0; // seq the next registered record gets
   #blocked = 0; // completed records in [head, issued)
+  // Kept in step with head/issued for the per-call path: a handle's distance from the
+  // head's handle is exact and below 2^30 for every handle that can be accepted.
+  #lo: number; // handle of the head record: base + head
+  #len = 0; // retained entries: issued - head
+  #hp = 0; // ring position of the head: head & mask
   #next: number; // the last batch's next position (or the start; -1 unknown)
   #firstOffset = -1; // first offset ever registered
   #lastOffset = -1; // last offset registered
@@ -55,6 +60,7 @@ class JsTracker implements EngineTracker {
 
   constructor(base: number, start: number, _capacity: number) {
     this.#base = base;
+    this.#lo = base;
     this.#next = start;
   }
 
@@ -63,15 +69,22 @@ class JsTracker implements EngineTracker {
     if (count > 0) {
       this.#ensureRing(this.#issued - this.#head + count);
       this.#clear(this.#issued, count);
-      let last = this.#lastOffset;
-      for (let i = 0; i < count; i++) {
-        const o = offsets[i];
-        if (o !== last + 1 || this.#runTail === 0) this.#openRun(this.#issued + i, o);
-        last = o;
+      const last = offsets[count - 1];
+      if (last - offsets[0] === count - 1) {
+        // One dense stretch (the façade checked: strictly increasing integers).
+        if (offsets[0] !== this.#lastOffset + 1 || this.#runTail === 0) this.#openRun(this.#issued, offsets[0]);
+      } else {
+        let prev = this.#lastOffset;
+        for (let i = 0; i < count; i++) {
+          const o = offsets[i];
+          if (o !== prev + 1 || this.#runTail === 0) this.#openRun(this.#issued + i, o);
+          prev = o;
+        }
       }
       if (this.#firstOffset < 0) this.#firstOffset = offsets[0];
       this.#lastOffset = last;
       this.#issued += count;
+      this.#len += count;
       this.#skipRetiredRuns(); // head may sit exactly where a new run opened
     }
     this.#next = next;
@@ -79,11 +92,10 @@ class JsTracker implements EngineTracker {
   }
 
   complete(handle: number): Completion {
-    const seq = handle - this.#base;
-    if (!(seq >= this.#head && seq < this.#issued) || !Number.isInteger(seq)) {
-      return seq >= 0 && seq < this.#head && Number.isInteger(seq) ? Completion.Duplicate : Completion.Rejected;
-    }
-    const p = seq & this.#mask;
+    const d = handle - this.#lo;
+    const u = d | 0; // u === d ⟺ d is an integer in int32 (NaN and fractions fail)
+    if (u !== d || u < 0 || u >= this.#len) return this.#outside(handle);
+    const p = (this.#hp + u) & this.#mask;
     const w = p >>> 5;
     const bit = 1 << (p & 31);
     const x = this.#bits[w];
@@ -92,20 +104,39 @@ class JsTracker implements EngineTracker {
     this.#bits[w] = y;
     this.#blocked++;
     if (y === -1) this.#summary[w >>> 5] |= 1 << (w & 31);
-    if (seq !== this.#head) return Completion.Completed;
+    if (u !== 0) return Completion.Completed;
+    // The head completed. Usually (completion in order) the next record is unfinished:
+    // the head moves by exactly one, without the general advance.
+    const q = (p + 1) & this.#mask;
+    if (this.#len > 1 && (this.#bits[q >>> 5] & (1 << (q & 31))) === 0) {
+      this.#blocked--;
+      this.#head++;
+      this.#lo++;
+      this.#len--;
+      this.#hp = q;
+      if (this.#runHead + 1 < this.#runTail) this.#skipRetiredRuns();
+      return Completion.Advanced;
+    }
     this.#advance();
     return Completion.Advanced;
   }
 
+  /** A handle outside the retained records: `Duplicate` for one behind the head, else `Rejected`. */
+  #outside(handle: number): Completion {
+    const seq = handle - this.#base;
+    return seq >= 0 && seq < this.#head && Number.isInteger(seq) ? Completion.Duplicate : Completion.Rejected;
+  }
+
   completeMany(handles: Float64Array, count: number): number {
-    const base = this.#base, head = this.#head, issued = this.#issued, mask = this.#mask;
+    const lo = this.#lo, len = this.#len, hp = this.#hp, mask = this.#mask;
     const bits = this.#bits, summary = this.#summary;
     let added = 0;
     let atHead = false;
     for (let i = 0; i < count; i++) {
-      const seq = handles[i] - base;
-      if (!(seq >= head && seq < issued) || !Number.isInteger(seq)) continue;
-      const p = seq & mask;
+      const d = handles[i] - lo;
+      const u = d | 0;
+      if (u !== d || u < 0 || u >= len) continue;
+      const p = (hp + u) & mask;
       const w = p >>> 5;
       const bit = 1 << (p & 31);
       const x = bits[w];
@@ -114,7 +145,7 @@ class JsTracker implements EngineTracker {
       bits[w] = y;
       added++;
       if (y === -1) summary[w >>> 5] |= 1 << (w & 31);
-      if (seq === head) atHead = true;
+      if (u === 0) atHead = true;
     }
     this.#blocked += added;
     if (atHead) this.#advance();
@@ -177,6 +208,8 @@ class JsTracker implements EngineTracker {
     this.#runSeq = new Float64Array(0);
     this.#runOff = new Float64Array(0);
     this.#head = this.#issued;
+    this.#lo = this.#base + this.#head;
+    this.#len = 0;
   }
 
   /** Moves head past the completed prefix: words of 32, summary words of 1,024, ctz at the first gap. */
@@ -202,6 +235,9 @@ class JsTracker implements EngineTracker {
     if (pos > end) pos = end;
     this.#blocked -= pos - this.#head;
     this.#head = pos;
+    this.#lo = this.#base + pos;
+    this.#len = end - pos;
+    this.#hp = pos & mask;
     this.#skipRetiredRuns();
   }
 
@@ -278,5 +314,6 @@ class JsTracker implements EngineTracker {
     this.#bits = bits;
     this.#summary = summary;
     this.#mask = newMask;
+    this.#hp = this.#head & newMask;
   }
 }

@@ -62,12 +62,19 @@ const LIMIT = OFFSET_LIMIT; // a local copy: some loaders turn imported bindings
 /**
  * Whether a `Float64Array` batch is plainly valid: integers in (0, 2^53), strictly
  * increasing, the first not below `floor`. When not, the general loop of
- * {@link Tracker.register} names the offending value (and turns -0 into 0).
+ * {@link Tracker.register} names the offending value (and turns -0 into 0). A dense
+ * stretch (each offset one past the previous, the common case) costs one comparison
+ * per offset.
  */
 function plainBatch(offsets: Float64Array, count: number, floor: number): boolean {
-  if (count > 0 && !(offsets[0] >= floor)) return false;
-  let prev = 0;
-  for (let i = 0; i < count; i++) {
+  if (count === 0) return true;
+  const first = offsets[0];
+  if (!(first >= floor && first > 0 && first < LIMIT && Math.floor(first) === first)) return false;
+  let i = 1;
+  while (i < count && offsets[i] === first + i) i++;
+  let prev = offsets[i - 1]; // the dense stretch's last: below 2^53 ⟹ every one of it is an exact integer
+  if (!(prev < LIMIT)) return false;
+  for (; i < count; i++) {
     const o = offsets[i];
     if (!(o > prev && o < LIMIT && Math.floor(o) === o)) return false;
     prev = o;
