@@ -178,7 +178,7 @@ function rate(n: number, ms: number): number {
 }
 
 function wrongEnd(s: Subject, f: Feed, what: string): never {
-  throw new Error(`${what}: safe position ${s.safe()} after every completion, expected ${f.end}`);
+  throw new Error(`${what}: safe position ${s.position()} after every completion, expected ${f.end}`);
 }
 
 /** Register everything, then complete in a given order; checks the end position. */
@@ -201,7 +201,7 @@ function orderScenario(
         completeOrder(s, plan.mode, ord, 0, m, f.offsets, first);
         const ms = now() - t0;
         checkKeys(s, firsts);
-        if (s.safe() !== f.end) wrongEnd(s, f, name);
+        if (s.position() !== f.end) wrongEnd(s, f, name);
         return ms;
       };
       const wn = warmSize(n);
@@ -249,14 +249,14 @@ const slowHead: Scenario = {
         reported = s.bytes();
         heldBytes = Math.max(heapBytes, reported ?? 0);
       }
-      if (s.safe() !== f.offsets[0]) throw new Error(`slow-head: safe ${s.safe()} moved past the unfinished head`);
+      if (s.position() !== f.offsets[0]) throw new Error(`slow-head: safe ${s.position()} moved past the unfinished head`);
       t0 = now();
       completeOrder(s, plan.mode, ord, 0, 1, f.offsets, first);
       const fin = now() - t0;
       ms += fin;
       finalMs = fin;
       checkKeys(s, firsts);
-      if (s.safe() !== f.end) wrongEnd(s, f, "slow-head");
+      if (s.position() !== f.end) wrongEnd(s, f, "slow-head");
       return ms;
     };
     // Warm-up: a slow head at a smaller N, so the advance loop is compiled before it counts.
@@ -299,7 +299,7 @@ function gapScenario(layout: Layout, name: string, about: string): Scenario {
         registerAll(s, f, firsts);
         completeOrder(s, "offset", ord, 0, m, f.offsets, 0);
         const ms = now() - t0;
-        at = s.safe();
+        at = s.position();
         stalled = at < f.offsets[m - 1] + 1;
         held = s.held();
         // the naive watermark ends at last + 1 at best (it never learns the batch's next)
@@ -366,7 +366,7 @@ const partitions: Scenario = {
         for (let j = 0; j < total; j++) subs[j % P].complete(offsets[ord[j]]);
       }
       const ms = now() - t0;
-      for (const s of subs) if (s.safe() !== f.end) wrongEnd(s, f, "partitions");
+      for (const s of subs) if (s.position() !== f.end) wrongEnd(s, f, "partitions");
       checkKeys(subs[0], firsts);
       return ms;
     };
@@ -445,7 +445,7 @@ const batches: Scenario = {
       if (k > 0) s.completeMany(buf.subarray(0, k));
       const ms = now() - t0;
       checkKeys(s, firsts);
-      if (s.safe() !== f.end) wrongEnd(s, f, "batches");
+      if (s.position() !== f.end) wrongEnd(s, f, "batches");
       return ms;
     };
     const wn = warmSize(n);
@@ -483,7 +483,7 @@ function memoryScenario(layout: Layout, name: string, about: string): Scenario {
       const reported = s.bytes();
       const held = s.held();
       if (held !== n && s.keys === "handle") throw new Error(`${name}: ${held} records held, expected ${n}`);
-      if (s.safe() !== f.offsets[0]) throw new Error(`${name}: safe ${s.safe()} with nothing completed`);
+      if (s.position() !== f.offsets[0]) throw new Error(`${name}: safe ${s.position()} with nothing completed`);
       const per = reported === undefined ? heap : reported / n;
       const note = reported === undefined
         ? `heap growth ${heap.toFixed(2)} B/record (rss ${rss.toFixed(2)})`

@@ -22,8 +22,8 @@ export interface Subject {
   completeMany(keys: Float64Array): void;
   /** Completes one record by its offset. */
   completeOffset(offset: number): void;
-  /** The position a consumer would commit. */
-  safe(): number;
+  /** The position a consumer would commit (-1 unknown). */
+  position(): number;
   /** Records still held (pending plus completed-but-blocked), for stall reports. */
   held(): number;
   /** Storage bytes as the implementation reports them, or `undefined` when it has no such report (baselines: heap is measured). */

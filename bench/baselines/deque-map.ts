@@ -59,7 +59,7 @@ export class DequeMap implements Subject {
     this.complete(offset);
   }
 
-  safe(): number {
+  position(): number {
     return this.#head < this.#queue.length ? this.#queue[this.#head] : this.#next;
   }
 

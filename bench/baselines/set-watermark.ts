@@ -48,7 +48,7 @@ export class SetWatermark implements Subject {
     this.complete(offset);
   }
 
-  safe(): number {
+  position(): number {
     return this.#next;
   }
 

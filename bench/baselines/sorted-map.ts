@@ -126,7 +126,7 @@ export class SortedMap implements Subject {
     this.complete(offset);
   }
 
-  safe(): number {
+  position(): number {
     return this.#incomplete.min() ?? this.#next;
   }
 
