@@ -4,20 +4,25 @@
  * the binding; test/unit/wasm_differential.test.ts proves the agreement).
  *
  * One module instance serves every tracker. A tracker is a small struct in linear
- * memory (see the field offsets below) pointing at two blocks, all from the AS heap
- * (TLSF: freed blocks are reused):
+ * memory (see the field offsets below) pointing at two blocks, all from the allocator in
+ * assembly/alloc.ts (freed blocks are reused; the memory grows by exactly the pages a
+ * block lacks; the AS runtime is the `stub` one, and nothing calls its heap):
  * - the ring: `bits` (one completed bit per retained record at ring position
  *   `seq & mask`, 64-bit words) followed by `summary` (one bit per bitmap word; set ⟹
  *   that word is all ones, so the prefix advance skips 64 records per word and up to
  *   4,096 per summary word). Bits of seqs in [head, issued) are exact; others are
  *   stale and cleared when their position is issued again. Starts at 512 bits and
- *   doubles only when the retained entries need it.
+ *   doubles only when the retained entries need it, in place when the block can be
+ *   extended (a large ring at the top of the memory or before free memory), else into a
+ *   new block.
  * - the runs: (first seq, first offset) pairs, a ring of runs; a new run starts only at
  *   a gap in the offsets, so dense offsets cost nothing per record.
  *
  * Offsets and handles cross the boundary as f64 (integers below 2^53); inside they are
  * i64. Nothing here allocates managed objects.
  */
+
+import { alloc, free, grow, held } from "./alloc";
 
 // Tracker struct: field offsets in bytes. The first 24 bytes are all that the hot
 // path (complete, completeMany) reads: LO and LEN are kept in step with HEAD/ISSUED.
@@ -91,6 +96,12 @@
   return <usize>(ringWords(mask) + summaryWords(mask)) << 3;
 }
 
+/** Bytes of the runs block of `rm + 1` runs. */
+// @ts-ignore: decorator
+@inline function runBytes(rm: u32): usize {
+  return (<usize>rm + 1) << 4;
+}
+
 // @ts-ignore: decorator
 @inline function runSeq(runs: usize, rm: u32, i: i64): i64 {
   return load<i64>(runs + (<usize>(<u32>i & rm) << 4));
@@ -105,7 +116,7 @@
 
 /** Opens a tracker: `base` first handle, `start` safe position before anything is registered (-1 unknown). */
 export function open(base: f64, start: f64): usize {
-  const t = heap.alloc(STRUCT_SIZE);
+  const t = alloc(STRUCT_SIZE);
   store<f64>(t, base, BASE);
   store<f64>(t, base, LO);
   store<u32>(t, 0, LEN);
@@ -119,25 +130,25 @@ export function open(base: f64, start: f64): usize {
   store<i64>(t, 0, RUN_TAIL);
   const mask = MIN_RING - 1;
   const bytes = ringBytes(mask);
-  const bits = heap.alloc(bytes);
+  const bits = alloc(bytes);
   memory.fill(bits, 0, bytes);
   store<usize>(t, bits, BITS);
   store<u32>(t, mask, MASK);
-  store<usize>(t, heap.alloc(<usize>MIN_RUNS << 4), RUNS);
+  store<usize>(t, alloc(<usize>MIN_RUNS << 4), RUNS);
   store<u32>(t, MIN_RUNS - 1, RUN_MASK);
   return t;
 }
 
 /** Frees the tracker's storage; `t` is never used again. */
 export function release(t: usize): void {
-  heap.free(load<usize>(t, BITS));
-  heap.free(load<usize>(t, RUNS));
-  heap.free(t);
+  free(load<usize>(t, BITS), ringBytes(load<u32>(t, MASK)));
+  free(load<usize>(t, RUNS), runBytes(load<u32>(t, RUN_MASK)));
+  free(t, STRUCT_SIZE);
 }
 
-/** Bytes of linear memory the tracker holds (struct, ring, runs). */
+/** Bytes of linear memory the tracker holds (struct, ring, runs, as the allocator rounds them). */
 export function bytes(t: usize): f64 {
-  return <f64>(STRUCT_SIZE + ringBytes(load<u32>(t, MASK)) + ((<usize>load<u32>(t, RUN_MASK) + 1) << 4));
+  return <f64>(held(STRUCT_SIZE) + held(ringBytes(load<u32>(t, MASK))) + held(runBytes(load<u32>(t, RUN_MASK))));
 }
 
 let scratchPtr: usize = 0;
@@ -146,8 +157,8 @@ let scratchLen: u32 = 0;
 /** A scratch area of at least `n` f64 slots for batches (the binding copies a batch there, then makes one call). */
 export function scratch(n: u32): usize {
   if (n > scratchLen) {
-    if (scratchPtr != 0) heap.free(scratchPtr);
-    scratchPtr = heap.alloc(<usize>n << 3);
+    if (scratchPtr != 0) free(scratchPtr, <usize>scratchLen << 3);
+    scratchPtr = alloc(<usize>n << 3);
     scratchLen = n;
   }
   return scratchPtr;
@@ -164,12 +175,21 @@ export function register(t: usize, src: usize, count: u32, next: f64): f64 {
     ensureRing(t, issued - head + count);
     clearSeqs(t, issued, count);
     let last = load<i64>(t, RUN_TAIL) == 0 ? -2 : load<i64>(t, LAST); // -2: the first record opens a run
-    for (let i: u32 = 0; i < count; i++) {
-      const o = <i64>load<f64>(src + (<usize>i << 3));
-      if (o != last + 1) openRun(t, issued + i, o);
-      last = o;
+    const o0 = <i64>load<f64>(src);
+    const o1 = <i64>load<f64>(src + (<usize>(count - 1) << 3));
+    if (o1 - o0 == <i64>count - 1) {
+      // Strictly increasing integers (the façade checked) spanning count - 1: one dense run,
+      // continuing the last one unless there is a gap before it.
+      if (o0 != last + 1) openRun(t, issued, o0);
+      last = o1;
+    } else {
+      for (let i: u32 = 0; i < count; i++) {
+        const o = <i64>load<f64>(src + (<usize>i << 3));
+        if (o != last + 1) openRun(t, issued + i, o);
+        last = o;
+      }
     }
-    if (load<i64>(t, FIRST) < 0) store<i64>(t, <i64>load<f64>(src), FIRST);
+    if (load<i64>(t, FIRST) < 0) store<i64>(t, o0, FIRST);
     store<i64>(t, last, LAST);
     store<i64>(t, issued + count, ISSUED);
     store<u32>(t, <u32>(issued + count - head), LEN);
@@ -179,45 +199,69 @@ export function register(t: usize, src: usize, count: u32, next: f64): f64 {
   return first;
 }
 
-/** Grows the ring (by doubling) to hold `needed` entries, re-laying the retained bits. */
+/**
+ * Grows the ring (by doubling) to hold `needed` entries: extends its block in place if
+ * the allocator can, else moves the bitmap to a new block; then re-lays the bits there.
+ */
 function ensureRing(t: usize, needed: i64): void {
   const mask = load<u32>(t, MASK);
   if (needed <= <i64>mask + 1) return;
   let size: i64 = <i64>mask + 1;
   while (size < needed) size <<= 1;
   const newMask = <u32>(size - 1);
-  const nbytes = ringBytes(newMask);
-  const nb = heap.alloc(nbytes);
-  memory.fill(nb, 0, nbytes);
-  const old = load<usize>(t, BITS);
-  const end = load<i64>(t, ISSUED);
-  // A segment of seqs within one old word lands within one new word at the same bit
-  // offset (both rings are multiples of 64 bits), so the copy is word by word.
-  for (let s = load<i64>(t, HEAD); s < end;) {
-    const p = <u32>s & mask;
-    const off = p & 63;
-    let span: i64 = 64 - off;
-    if (span > end - s) span = end - s;
-    let x = load<u64>(old + (<usize>(p >> 6) << 3)) >> off;
-    if (span < 64) x &= (<u64>1 << <u64>span) - 1;
-    if (x != 0) {
-      const q = <u32>s & newMask;
-      const at = nb + (<usize>(q >> 6) << 3);
-      store<u64>(at, load<u64>(at) | (x << off));
-    }
-    s += span;
+  const oldBytes = ringBytes(mask);
+  const newBytes = ringBytes(newMask);
+  let bits = load<usize>(t, BITS);
+  if (!grow(bits, oldBytes, newBytes)) {
+    const nb = alloc(newBytes);
+    memory.copy(nb, bits, <usize>ringWords(mask) << 3); // the bitmap; the summary is rebuilt
+    free(bits, oldBytes);
+    bits = nb;
   }
+  relay(bits, mask, newMask, load<i64>(t, HEAD), load<i64>(t, ISSUED));
+  store<usize>(t, bits, BITS);
+  store<u32>(t, newMask, MASK);
+}
+
+/**
+ * Turns the bitmap of a ring of `mask + 1` bits at the start of the block `bits` into the
+ * ring block of `newMask + 1` bits, in place; whatever else the block holds is
+ * overwritten. Retained seq s ∈ [head, end) (at most mask + 1 of them) moves from
+ * position `s & mask` to `s & newMask`. Split at the multiples of the old size, the
+ * range is at most two segments, each within the old bitmap and moving up by a multiple
+ * of the old size (≥ 512 bits): whole words, to places that neither overlaps its own
+ * source nor the other segment's source or destination. Every other bit is then cleared
+ * and the summary rebuilt, so the block ends the same as a copy into zeroed memory would.
+ */
+function relay(bits: usize, mask: u32, newMask: u32, head: i64, end: i64): void {
+  for (let s = head; s < end;) {
+    const p = <u32>s & mask;
+    let e = s + (<i64>mask + 1 - <i64>p); // the next multiple of the old size
+    if (e > end) e = end;
+    const q = <u32>s & newMask;
+    if (q != p) {
+      const w = p >> 6;
+      const words = ((p + <u32>(e - s) - 1) >> 6) + 1 - w;
+      memory.copy(bits + (<usize>(q >> 6) << 3), bits + (<usize>w << 3), <usize>words << 3);
+    }
+    s = e;
+  }
+  // Clear the positions outside [head, end): the circular range from end's position on.
+  const n = newMask + 1;
+  const len = n - <u32>(end - head);
+  const a = <u32>end & newMask;
+  const first = len < n - a ? len : n - a;
+  clearBits(bits, a, a + first);
+  if (first < len) clearBits(bits, 0, len - first);
   const words = ringWords(newMask);
-  const summary = nb + (<usize>words << 3);
+  const summary = bits + (<usize>words << 3);
+  memory.fill(summary, 0, <usize>summaryWords(newMask) << 3);
   for (let w: u32 = 0; w < words; w++) {
-    if (load<u64>(nb + (<usize>w << 3)) == ONES) {
+    if (load<u64>(bits + (<usize>w << 3)) == ONES) {
       const at = summary + (<usize>(w >> 6) << 3);
       store<u64>(at, load<u64>(at) | (<u64>1 << (w & 63)));
     }
   }
-  heap.free(old);
-  store<usize>(t, nb, BITS);
-  store<u32>(t, newMask, MASK);
 }
 
 /** Clears the bits (and summary bits) of seqs [from, from + count), count ≤ ring size. */
@@ -270,7 +314,7 @@ function growRuns(t: usize): void {
   const size = (rm + 1) << 1;
   const nm = size - 1;
   const old = load<usize>(t, RUNS);
-  const runs = heap.alloc(<usize>size << 4);
+  const runs = alloc(runBytes(nm));
   const tail = load<i64>(t, RUN_TAIL);
   for (let i = load<i64>(t, RUN_HEAD); i < tail; i++) {
     const from = old + (<usize>(<u32>i & rm) << 4);
@@ -278,7 +322,7 @@ function growRuns(t: usize): void {
     store<i64>(to, load<i64>(from));
     store<i64>(to, load<i64>(from, 8), 8);
   }
-  heap.free(old);
+  free(old, runBytes(rm));
   store<usize>(t, runs, RUNS);
   store<u32>(t, nm, RUN_MASK);
 }

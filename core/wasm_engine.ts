@@ -15,8 +15,9 @@
  *
  * One module instance serves every tracker: each tracker is a small struct in linear
  * memory (a few hundred bytes to start, grown by doubling only as its retained entries
- * need), freed on `revoke()` (or when a tracker that was never revoked is garbage
- * collected) and reused by later trackers. Handles and offsets cross the boundary as
+ * need, in place where it can), freed on `revoke()` (or when a tracker that was never
+ * revoked is garbage collected) and reused by later trackers. The module's own allocator
+ * (assembly/alloc.ts) grows the memory by exactly the pages a block lacks. Handles and offsets cross the boundary as
  * numbers, never BigInt. A batch is copied into linear memory with one `set` and applied
  * in one call (batches longer than 65,536 in chunks of that size, which gives the same
  * result).
@@ -77,9 +78,9 @@ const CHUNK = 65_536;
 // Tracker struct fields the JS fast path copies (#sync), as Int32Array indices relative to
 // `t >>> 2` (byte offsets in assembly/engine.ts: LO 0 (f64), LEN 8, MASK 12, BITS 16,
 // BLOCKED 20, HEAD 24 (the low word of an i64)). Structs and ring blocks come from the
-// AS heap, which aligns every block to 16 bytes: `t >>> 3` indexes LO in a Float64Array,
-// and a 64-bit bitmap word is the two Int32Array slots `2w` (low half, little endian)
-// and `2w + 1` of the ring block.
+// engine's allocator (assembly/alloc.ts), which aligns every block to 16 bytes: `t >>> 3`
+// indexes LO in a Float64Array, and a 64-bit bitmap word is the two Int32Array slots `2w`
+// (low half, little endian) and `2w + 1` of the ring block.
 const LEN = 2, MASK = 3, BITS = 4, BLOCKED = 5, HEAD = 6;
 
 let exports: Exports | undefined;
@@ -285,6 +286,13 @@ class WasmTracker implements EngineTracker {
     return new Uint8Array(x.memory.buffer, at, (words + Math.max(1, words >>> 6)) * 8).slice();
   }
 
+  /** See {@link wasmRingAddress}. */
+  ringAddress(x: Exports): number {
+    if (this.t === dead) return -1;
+    refreshViews(x);
+    return i32[(this.t >>> 2) + BITS] >>> 0;
+  }
+
   release(): void {
     const t = this.t;
     if (t === dead) return;
@@ -395,6 +403,15 @@ export function wasmCallEngine(): Engine {
 export function wasmRingBytes(store: EngineTracker): Uint8Array {
   if (!(store instanceof WasmTracker) || !exports) return new Uint8Array(0);
   return store.ring(exports);
+}
+
+/**
+ * Byte address of a WASM engine tracker's ring block in linear memory (-1 for other
+ * trackers), for tests that check the ring grew in place (its address stayed).
+ */
+export function wasmRingAddress(store: EngineTracker): number {
+  if (!(store instanceof WasmTracker) || !exports) return -1;
+  return store.ringAddress(exports);
 }
 
 /**

@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { type OffsetInput, Tracker, type TrackerOptions } from "../../core/mod.ts";
+import type { Engine, EngineTracker } from "../../core/engine.ts";
+import { loadWasmEngine, wasmMemoryBytes, wasmRingAddress } from "../../core/wasm_engine.ts";
 import { rng, shuffle } from "./random.ts";
 
 type Outcome = { ok: unknown } | { error: string; message: string };
@@ -44,9 +46,9 @@ class Pair {
   /** Offsets registered so far, by relative handle. */
   readonly offsets: number[] = [];
 
-  constructor(options: TrackerOptions) {
+  constructor(options: TrackerOptions, wasm: Engine | "wasm" = "wasm") {
     this.js = new Tracker({ ...options, engine: "js" });
-    this.wasm = new Tracker({ ...options, engine: "wasm" });
+    this.wasm = new Tracker({ ...options, engine: wasm });
     assert.equal(this.js.engine, "js");
     assert.equal(this.wasm.engine, "wasm");
   }
@@ -530,6 +532,91 @@ describe("WASM engine agrees with the JS engine", () => {
         p.revoke();
       }
     }
+  });
+
+  test("ring growth in place and by copy, with the retained range wrapping round the ring's end", () => {
+    const rand = rng(31);
+    let store: EngineTracker | undefined; // the engine tracker behind the latest pair's WASM tracker
+    const capture: Engine = {
+      kind: "wasm",
+      open: (base, start, capacity) => (store = loadWasmEngine().open(base, start, capacity)),
+    };
+    // One batch of the largest size first: later batches fit the scratch area, so no
+    // allocation but the ring's comes between a ring's growth and the next.
+    const scratch = new Tracker({ start: 0, engine: "wasm" });
+    scratch.register(Array.from({ length: 65_536 }, (_, i) => i), 65_536);
+    scratch.revoke();
+    // Rings of 2^19 bits and more are large blocks (whole 4 KiB units), extended in place
+    // when free memory or the top of the memory follows them. So that the pair's ring of
+    // 2^19 bits lands at the top, WASM trackers holding such rings plug the free extents
+    // that could take one, until a plug's ring had to grow the memory (kept till the end).
+    const plugs: Tracker[] = [];
+    const plugHoles = () => {
+      for (;;) {
+        const plug = new Tracker({ start: 0, capacity: 1 << 22, engine: "wasm" });
+        plugs.push(plug);
+        for (let n = 0; n < 1 << 18; n += 65_536) plug.register(Array.from({ length: 65_536 }, (_, i) => n + i), n + 65_536);
+        const before = wasmMemoryBytes();
+        plug.register([1 << 18], (1 << 18) + 1); // the ring doubles to 2^19 bits: its only allocation
+        if (wasmMemoryBytes() > before) return;
+      }
+    };
+    // [ring size, head when it grows, records retained then, records it grows by]: the
+    // retained range crosses the ring's end, in two segments that move by 0, 1 or 2 ring
+    // sizes.
+    const cases: [number, number, number, number][] = [
+      [512, 300, 400, 3000], // to 4096 bits: the segment after the end moves up 512
+      [512, 812, 388, 3000], // to 4096 bits: both segments move (512 and 1024)
+      [512, 1836, 500, 100], // to 1024 bits: the segment before the end moves up 512
+      [1 << 19, 300_000, 500_000, 65_536], // in place: the segment after the end moves
+      [1 << 19, 800_000, 500_000, 30_000], // in place: the segment before the end moves
+    ];
+    for (const [size, head, retained, grow] of cases) {
+      const label = `ring ${size}, head ${head}, retained ${retained}, grown by ${grow}`;
+      if (size >= 1 << 19) plugHoles();
+      const p = new Pair({ start: 0, capacity: 1 << 22, clock: () => 0 }, capture);
+      const wasm = store!;
+      const registerUpTo = (end: number) => {
+        for (let n = p.offsets.length; n < end;) {
+          const k = Math.min(end - n, 65_536);
+          p.register(Array.from({ length: k }, (_, i) => n + i), n + k);
+          n += k;
+        }
+      };
+      const completeAll = (rels: number[]) =>
+        p.completeMany(rels.map((r) => p.handles(r)[0]), rels.map((r) => p.handles(r)[1]), true);
+      // move the head to `head` while at most `size` records are retained: the ring keeps its size
+      for (let h = 0; h < head;) {
+        registerUpTo(Math.min(h + size, head + retained));
+        const to = Math.min(p.offsets.length, head);
+        completeAll(Array.from({ length: to - h }, (_, i) => h + i));
+        h = to;
+      }
+      registerUpTo(head + retained);
+      const done = new Set<number>();
+      for (let r = head + 1; r < head + retained; r += 1 + (r % 5) + (r % 64 === 0 ? 70 : 0)) done.add(r);
+      completeAll([...done]);
+      p.check(`${label}: before`);
+      assert.equal(p.wasm.stats().retained, retained);
+      const at = wasmRingAddress(wasm);
+      registerUpTo(head + retained + grow);
+      p.check(`${label}: grown`);
+      if (size >= 1 << 19) assert.equal(wasmRingAddress(wasm), at, `${label}: grown in place`);
+      const rest = shuffle(
+        Array.from({ length: retained + grow }, (_, i) => head + i).filter((r) => !done.has(r)),
+        rand,
+      );
+      for (let i = 0; i < rest.length;) {
+        const k = 1 + rand(5000);
+        p.completeRel(rest[i]);
+        completeAll(rest.slice(i + 1, i + k));
+        i += k;
+      }
+      p.check(`${label}: all completed`);
+      assert.equal(p.wasm.safe, head + retained + grow);
+      p.revoke();
+    }
+    for (const plug of plugs) plug.revoke();
   });
 
   test("batches of every size registered over the stale bits of a wrapped ring", () => {

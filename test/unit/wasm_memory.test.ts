@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Completion, EngineUnavailableError, ready, Tracker } from "../../core/mod.ts";
 import { provideWasmEngine } from "../../core/engines.ts";
-import { loadWasmEngine, wasmMemoryBytes } from "../../core/wasm_engine.ts";
+import type { Engine, EngineTracker } from "../../core/engine.ts";
+import { loadWasmEngine, wasmMemoryBytes, wasmRingAddress } from "../../core/wasm_engine.ts";
+import { rng, shuffle } from "./random.ts";
 
 /** A tracker's life in a partition assignment: a few records, some completed, then revoke. */
 function shortLife(t: Tracker, i: number): void {
@@ -74,6 +76,123 @@ describe("WASM memory", () => {
     assert.equal(again.completeMany(Float64Array.from(offsets, (o) => h2 + o)), 100_000);
     assert.equal(again.safe, 100_000);
     again.revoke();
+  });
+
+  test("a tracker of 10,000,000 dense records grows the memory by at most 0.5 bytes per record: its ring grows in place", () => {
+    const n = 10_000_000, batch = 500;
+    const t = new Tracker({ start: 0, engine: "wasm", capacity: 1 << 24 });
+    const before = wasmMemoryBytes();
+    const offsets = new Float64Array(batch);
+    let h = 0;
+    for (let b = 0; b < n; b += batch) {
+      for (let i = 0; i < batch; i++) offsets[i] = b + i;
+      const first = t.register(offsets, b + batch);
+      if (b === 0) h = first;
+    }
+    const grown = wasmMemoryBytes() - before;
+    const held = t.stats().bytes;
+    // a 2^24-bit ring: 2 MiB of bitmap and 32 KiB of summary (0.213 bytes per record)
+    assert.ok(held < 2_097_152 + 32_768 + 4096, `the tracker holds ${held} bytes`);
+    assert.ok(grown / n <= 0.5, `10,000,000 records grew linear memory by ${grown} bytes (${grown / n} per record)`);
+    // In place: the memory grew by the final ring and a page or two, never holding a ring and its double at once.
+    assert.ok(grown <= held + 2 * 65_536, `grew by ${grown} bytes for ${held} held`);
+    const handles = new Float64Array(65_536);
+    let added = 0;
+    for (let i = 0; i < n; i += handles.length) {
+      const k = Math.min(handles.length, n - i);
+      for (let j = 0; j < k; j++) handles[j] = h + i + j;
+      added += t.completeMany(handles.subarray(0, k));
+    }
+    assert.equal(added, n);
+    assert.equal(t.safe, n);
+    assert.equal(wasmMemoryBytes() - before, grown);
+    t.revoke();
+  });
+
+  test("trackers whose rings grow in turn (often into a new block) answer as the JS engine does; revoked, their memory is reused", () => {
+    const rand = rng(11);
+    const k = 3, rounds = 28;
+    const stores: EngineTracker[] = [];
+    const capture: Engine = {
+      kind: "wasm",
+      open: (base, start, capacity) => {
+        const store = loadWasmEngine().open(base, start, capacity);
+        stores.push(store);
+        return store;
+      },
+    };
+    const options = { start: 0, capacity: 1 << 22, clock: () => 0 };
+    const js = Array.from({ length: k }, () => new Tracker({ ...options, engine: "js" }));
+    const wasm = Array.from({ length: k }, () => new Tracker({ ...options, engine: capture }));
+    const firsts: [number, number][] = [];
+    const counts = new Array<number>(k).fill(0); // records registered per tracker
+    const next = new Array<number>(k).fill(0); // next offset per tracker
+    const done = Array.from({ length: k }, () => new Uint8Array(rounds * 60_000)); // 1: completed (by relative handle)
+    const lo = new Array<number>(k).fill(0); // records below lo[j] are completed: the head is at or past it
+    let peak = 0; // the most records a tracker retained
+    const observe = (t: Tracker) => {
+      const { engine: _e, bytes: _b, ...rest } = t.stats();
+      return { ...rest, safe: t.safe, delivered: t.delivered };
+    };
+    const completeMany = (j: number, rels: number[]) => {
+      const a = js[j].completeMany(Float64Array.from(rels, (r) => firsts[j][0] + r));
+      const b = wasm[j].completeMany(Float64Array.from(rels, (r) => firsts[j][1] + r));
+      assert.equal(b, a, `tracker ${j}: completeMany of ${rels.length}`);
+      for (const r of rels) done[j][r] = 1;
+    };
+    let moved = 0, inPlace = 0;
+    for (let round = 0; round < rounds; round++) {
+      for (let j = 0; j < k; j++) {
+        // a batch of 30,000 to 60,000 records, a gap (a new run) now and then
+        const size = 30_000 + rand(30_000);
+        const batch = new Float64Array(size);
+        for (let i = 0; i < size; i++) {
+          batch[i] = next[j];
+          next[j] += rand(1000) === 0 ? 3 : 1;
+        }
+        const at = wasmRingAddress(stores[j]), bytes = wasm[j].stats().bytes;
+        const a = js[j].register(batch, next[j]), b = wasm[j].register(batch, next[j]);
+        if (round === 0) firsts[j] = [a, b];
+        assert.equal(b - firsts[j][1], a - firsts[j][0], `tracker ${j}, round ${round}: relative handle`);
+        if (bytes > 65_536 && wasm[j].stats().bytes > bytes) { // a large ring grew
+          if (wasmRingAddress(stores[j]) === at) inPlace++;
+          else moved++;
+        }
+        // complete about half of the new records in random order
+        const rels: number[] = [];
+        for (let r = counts[j]; r < counts[j] + size; r++) if (rand(2) === 0) rels.push(r);
+        completeMany(j, shuffle(rels, rand));
+        counts[j] += size;
+        peak = Math.max(peak, js[j].stats().retained);
+        // every third round, all of the oldest 12,000: the head moves on, and the retained range wraps round the ring
+        if ((round + j) % 3 === 0) {
+          const old: number[] = [];
+          for (let r = lo[j]; r < lo[j] + 12_000; r++) if (done[j][r] === 0) old.push(r);
+          completeMany(j, shuffle(old, rand));
+          lo[j] += 12_000;
+        }
+        assert.deepEqual(observe(wasm[j]), observe(js[j]), `tracker ${j}, round ${round}`);
+      }
+    }
+    assert.ok(moved > 0, `large rings grew ${inPlace} times in place and ${moved} times into a new block`);
+    for (let j = 0; j < k; j++) {
+      assert.ok(js[j].stats().retained > 1 << 20, `tracker ${j} retains ${js[j].stats().retained}`);
+      const rest = shuffle(Array.from({ length: counts[j] - lo[j] }, (_, i) => lo[j] + i).filter((r) => done[j][r] === 0), rand);
+      for (let i = 0; i < rest.length; i += 10_000) completeMany(j, rest.slice(i, i + 10_000));
+      assert.deepEqual(observe(wasm[j]), observe(js[j]), `tracker ${j}, all completed`);
+      assert.equal(wasm[j].safe, next[j]);
+    }
+    for (const t of [...js, ...wasm]) t.revoke();
+    // A tracker retaining as many records as the largest of them fits in the memory they freed.
+    const before = wasmMemoryBytes();
+    const t = new Tracker({ ...options, engine: "wasm" });
+    for (let n = 0; n < peak; n += 30_000) {
+      const size = Math.min(30_000, peak - n);
+      t.register(Array.from({ length: size }, (_, i) => n + i), n + size);
+    }
+    assert.equal(t.stats().retained, peak);
+    assert.equal(wasmMemoryBytes(), before);
+    t.revoke();
   });
 });
 
