@@ -199,6 +199,44 @@ export function register(t: usize, src: usize, count: u32, next: f64): f64 {
   return first;
 }
 
+// @ts-ignore: decorator
+@inline const LIMIT: f64 = 9007199254740992.0; // 2^53: offsets are integers below it
+
+/**
+ * Whether the `count` f64 offsets at `src` are plainly valid: integers in (0, 2^53),
+ * strictly increasing, the first not below `floor`. A dense stretch (each one past the
+ * previous, the common case) is checked two offsets per step.
+ */
+function plainBatch(src: usize, count: u32, floor: f64): bool {
+  const first = load<f64>(src);
+  if (!(first >= floor && first > 0 && first < LIMIT && trunc<f64>(first) == first)) return false;
+  let i: u32 = 1;
+  let expected = f64x2(first + 1, first + 2);
+  const two = f64x2.splat(2);
+  while (i + 2 <= count && i64x2.all_true(f64x2.eq(v128.load(src + (<usize>i << 3)), expected))) {
+    expected = f64x2.add(expected, two);
+    i += 2;
+  }
+  let prev = load<f64>(src + (<usize>(i - 1) << 3)); // the dense stretch's last: below 2^53 ⟹ all exact integers
+  if (!(prev < LIMIT)) return false;
+  for (; i < count; i++) {
+    const o = load<f64>(src + (<usize>i << 3));
+    if (!(o > prev && o < LIMIT && trunc<f64>(o) == o)) return false;
+    prev = o;
+  }
+  return true;
+}
+
+/**
+ * Registers `count` > 0 offsets (f64 at `src`) if they are plainly valid (see
+ * plainBatch; the floor is the last batch's next position); returns the first record's
+ * handle, or -1 with nothing changed. The caller has checked `next` and the capacity.
+ */
+export function registerPlain(t: usize, src: usize, count: u32, next: f64): f64 {
+  if (!plainBatch(src, count, <f64>load<i64>(t, NEXT))) return -1;
+  return register(t, src, count, next);
+}
+
 /**
  * Grows the ring (by doubling) to hold `needed` entries: extends its block in place if
  * the allocator can, else moves the bitmap to a new block; then re-lays the bits there.

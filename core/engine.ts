@@ -35,6 +35,13 @@ export interface EngineTracker {
    * (the batch's handles are consecutive).
    */
   register(offsets: Float64Array, count: number, next: number): number;
+  /**
+   * Registers `offsets[0..count)` (count > 0) if it is plainly valid (`plainBatch` of
+   * plain_batch.ts, with {@link delivered} as the floor) and returns the handle of
+   * `offsets[0]`; otherwise returns -1 and changes nothing. The caller has checked that
+   * `next` is a safe integer past the last offset and that `count` more entries fit.
+   */
+  registerPlain(offsets: Float64Array, count: number, next: number): number;
   /** Completes one record by handle. Anything not issued (or non-integer) is `Rejected`. */
   complete(handle: number): Completion;
   /** Completes `handles[0..count)`; returns how many were newly completed. */

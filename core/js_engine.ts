@@ -14,6 +14,7 @@
  * @module
  */
 import { Completion, type Engine, type EngineTracker } from "./engine.ts";
+import { plainBatch } from "./plain_batch.ts";
 
 const MIN_RING = 1024; // bits; keeps the 1,024-record summary step aligned
 const MIN_RUNS = 16;
@@ -89,6 +90,10 @@ class JsTracker implements EngineTracker {
     }
     this.#next = next;
     return first;
+  }
+
+  registerPlain(offsets: Float64Array, count: number, next: number): number {
+    return plainBatch(offsets, count, this.#next) ? this.register(offsets, count, next) : -1;
   }
 
   complete(handle: number): Completion {

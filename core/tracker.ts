@@ -6,7 +6,7 @@
 import { Completion, type Engine, type EngineTracker } from "./engine.ts";
 import { type EngineChoice, resolveEngine } from "./engines.ts";
 import { CapacityError, InvalidArgumentError, InvalidBatchError, RevokedError, describe } from "./errors.ts";
-import { OFFSET_LIMIT, type OffsetInput, toOffset } from "./offset.ts";
+import { type OffsetInput, toOffset } from "./offset.ts";
 
 /** A record's handle: a number issued at registration, valid only for the tracker that issued it. */
 export type Handle = number;
@@ -52,35 +52,14 @@ export const DEFAULT_CAPACITY = 16_777_216;
 /** Largest capacity accepted: 2^30 entries. */
 export const MAX_CAPACITY = 1_073_741_824;
 
-const TAG_SPACE = 1_048_576; // 2^20 tags × 2^32 handles each stay below 2^52
+const TAG_SPACE = 1_048_576; // tags 1..2^20 - 1, × 2^32 handles each: handles stay below 2^52
 const HANDLE_STRIDE = 4_294_967_296;
+// Tags start at 1: every handle is at least 2^32, never a small integer, so code that
+// passes handles around is compiled for one number representation from the first tracker
+// on (a first tracker with small-integer handles would make JITs specialise, then deopt).
 let nextTag = 0;
 let offsetScratch = new Float64Array(1024);
 let handleScratch = new Float64Array(1024);
-const LIMIT = OFFSET_LIMIT; // a local copy: some loaders turn imported bindings into getters
-
-/**
- * Whether a `Float64Array` batch is plainly valid: integers in (0, 2^53), strictly
- * increasing, the first not below `floor`. When not, the general loop of
- * {@link Tracker.register} names the offending value (and turns -0 into 0). A dense
- * stretch (each offset one past the previous, the common case) costs one comparison
- * per offset.
- */
-function plainBatch(offsets: Float64Array, count: number, floor: number): boolean {
-  if (count === 0) return true;
-  const first = offsets[0];
-  if (!(first >= floor && first > 0 && first < LIMIT && Math.floor(first) === first)) return false;
-  let i = 1;
-  while (i < count && offsets[i] === first + i) i++;
-  let prev = offsets[i - 1]; // the dense stretch's last: below 2^53 ⟹ every one of it is an exact integer
-  if (!(prev < LIMIT)) return false;
-  for (; i < count; i++) {
-    const o = offsets[i];
-    if (!(o > prev && o < LIMIT && Math.floor(o) === o)) return false;
-    prev = o;
-  }
-  return true;
-}
 
 /**
  * Tracks one partition assignment: registers delivered batches, takes completions in
@@ -89,7 +68,7 @@ function plainBatch(offsets: Float64Array, count: number, floor: number): boolea
  *
  * Single owner, no I/O. Handles are dense per tracker (a batch's handles are
  * `first, first + 1, …`) and never accepted by another tracker, including the
- * tracker of a later assignment of the same partition (up to 2^20 trackers apart
+ * tracker of a later assignment of the same partition (up to 2^20 - 1 trackers apart
  * and 2^32 records per tracker).
  *
  * @example
@@ -130,7 +109,7 @@ export class Tracker {
     this.#engine = resolveEngine(options.engine);
     this.#capacity = capacity;
     this.#clock = clock;
-    this.#store = this.#engine.open((nextTag++ % TAG_SPACE) * HANDLE_STRIDE, start, capacity);
+    this.#store = this.#engine.open((1 + (nextTag++ % (TAG_SPACE - 1))) * HANDLE_STRIDE, start, capacity);
   }
 
   /** Which engine this tracker runs on. */
@@ -183,19 +162,35 @@ export class Tracker {
    */
   register(offsets: ArrayLike<OffsetInput>, next: OffsetInput): Handle {
     const store = this.#live("register a batch with");
+    // The common case, a non-empty Float64Array of valid offsets with a valid next, is
+    // checked and applied by the engine in one call (the WASM engine checks it in WASM).
+    if (offsets instanceof Float64Array) {
+      const count = offsets.length;
+      if (
+        count > 0 && typeof next === "number" && next > offsets[count - 1] && Number.isSafeInteger(next) &&
+        store.retained() + count <= this.#capacity
+      ) {
+        const first = store.registerPlain(offsets, count, next);
+        if (first >= 0) {
+          this.#registered(store, first);
+          return first;
+        }
+      }
+    }
+    return this.#registerChecked(store, offsets, next);
+  }
+
+  /** register() for any input: validates and converts everything, naming the first bad value; changes nothing on error. */
+  #registerChecked(store: EngineTracker, offsets: ArrayLike<OffsetInput>, next: OffsetInput): Handle {
     if (offsets === null || typeof offsets !== "object" || typeof offsets.length !== "number") {
       throw new InvalidBatchError(`offsets must be an array of offsets; got ${describe(offsets)}`);
     }
     const count = offsets.length;
     const floor = store.delivered();
-    // A plainly valid Float64Array goes to the engine as is (engines only read [0, count)).
-    const plain = offsets instanceof Float64Array && plainBatch(offsets, count, floor);
-    if (!plain && offsetScratch.length < count) {
-      offsetScratch = new Float64Array(Math.max(count, offsetScratch.length * 2));
-    }
-    const scratch = plain ? offsets : offsetScratch;
-    let prev = plain && count > 0 ? offsets[count - 1] : -1;
-    for (let i = 0; i < (plain ? 0 : count); i++) {
+    if (offsetScratch.length < count) offsetScratch = new Float64Array(Math.max(count, offsetScratch.length * 2));
+    const scratch = offsetScratch;
+    let prev = -1;
+    for (let i = 0; i < count; i++) {
       const v = offsets[i];
       const o = typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : toOffset(v, `offsets[${i}]`);
       if (i === 0) {
@@ -222,12 +217,15 @@ export class Tracker {
     const retained = store.retained();
     if (retained + count > this.#capacity) throw new CapacityError(this.#capacity, retained, count);
     const first = store.register(scratch, count, n);
-    if (count > 0) {
-      this.#trimBatches(store.headHandle());
-      this.#batchSeq.push(first);
-      this.#batchAt.push(this.#clock());
-    }
+    if (count > 0) this.#registered(store, first);
     return first;
+  }
+
+  /** Notes a registered non-empty batch's first handle and time (for the oldest pending record's age). */
+  #registered(store: EngineTracker, first: number): void {
+    this.#trimBatches(store.headHandle());
+    this.#batchSeq.push(first);
+    this.#batchAt.push(this.#clock());
   }
 
   /**

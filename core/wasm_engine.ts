@@ -52,6 +52,7 @@
 import type { Completion, Engine, EngineTracker } from "./engine.ts";
 import { provideWasmEngine } from "./engines.ts";
 import { EngineUnavailableError } from "./errors.ts";
+import { plainBatch } from "./plain_batch.ts";
 import { wasmBytes } from "./wasm_bytes.ts";
 
 /** The module's exports (assembly/engine.ts); tracker pointers are byte addresses in `memory`. */
@@ -62,6 +63,7 @@ interface Exports {
   bytes(t: number): number;
   scratch(n: number): number;
   register(t: number, src: number, count: number, next: number): number;
+  registerPlain(t: number, src: number, count: number, next: number): number;
   complete(t: number, handle: number): number;
   completeMany(t: number, src: number, count: number): number;
   completeOffset(t: number, offset: number): number;
@@ -185,6 +187,15 @@ class WasmTracker implements EngineTracker {
       }
     }
     this.#sync(); // LEN moved; the ring (BITS, MASK) and the memory may have grown
+    return first;
+  }
+
+  registerPlain(offsets: Float64Array, count: number, next: number): number {
+    const x = this.x, t = this.t;
+    if (t === dead) throw new Error("the tracker's storage was released");
+    if (count > CHUNK) return plainBatch(offsets, count, x.delivered(t)) ? this.register(offsets, count, next) : -1;
+    const first = x.registerPlain(t, stage(x, offsets, 0, count), count, next); // checked in WASM, two offsets per step
+    if (first >= 0) this.#sync();
     return first;
   }
 

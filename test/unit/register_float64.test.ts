@@ -62,6 +62,34 @@ for (const engine of ENGINES) {
       assert.throws(() => t.register(new Float64Array([9007199254740992]), 9007199254740991), InvalidOffsetError);
     });
 
+    test("long dense batches with one bad value anywhere: the same error as a plain array, nothing changed", () => {
+      const bad = fc.constantFrom(-0, -1, 0.5, NaN, Infinity, 2 ** 53, "prev", "dup", "gap", "valid");
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 700 }), fc.nat(), bad, fc.constantFrom(0, 1, 2), (count, at, kind, nextKind) => {
+          const start = 1_000;
+          const batch = Array.from({ length: count }, (_, i) => start + i);
+          const i = at % count;
+          if (kind === "prev") batch[i] = i > 0 ? batch[i - 1] : start - 1; // repeats or goes below the floor
+          else if (kind === "dup") batch[i] = i > 0 ? batch[i - 1] - 1 : start - 2;
+          else if (kind === "gap") for (let j = i; j < count; j++) batch[j] += 3; // valid: one gap
+          else if (kind !== "valid") batch[i] = kind as number;
+          const last = batch[count - 1];
+          const next = nextKind === 0 ? last + 1 : nextKind === 1 ? last : 2 ** 53; // valid, not past the last, not safe
+          const a = new Tracker({ engine, start, clock: () => 0 });
+          const b = new Tracker({ engine, start, clock: () => 0 });
+          const x = outcome(a, batch, next), y = outcome(b, Float64Array.from(batch), next);
+          assert.equal(y.error, x.error);
+          assert.equal(y.message, x.message);
+          assert.deepEqual(y.stats, x.stats);
+          if (x.first !== undefined && y.first !== undefined) {
+            for (let j = count - 1; j >= 0; j--) assert.equal(b.complete(y.first + j), a.complete(x.first + j));
+            assert.equal(b.safe, a.safe);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    });
+
     test("the caller's array is not kept: changing it afterwards changes nothing", () => {
       const t = new Tracker({ engine, start: 10 });
       const batch = new Float64Array([10, 11, 15]);
