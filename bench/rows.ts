@@ -39,6 +39,10 @@ export class TrackerSubject extends Tracker implements Subject {
   bytes(): number {
     return this.stats().bytes;
   }
+
+  dispose(): void {
+    this.revoke();
+  }
 }
 
 /** The per-call rows (`js`, `wasm`): a chunk of completions is a loop of `complete` calls. */

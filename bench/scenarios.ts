@@ -119,12 +119,13 @@ function fmtMs(ms: number): string {
  * Subjects made during the current scenario, kept alive until it ends. A tracker that
  * dies and is collected while its code is hot makes V8 throw away the optimised code
  * that referenced it ("deopt: weak objects"); no GC is forced between timed passes for
- * the same reason. Cleared by {@link endScenario}.
+ * the same reason. Each is disposed (its storage dropped, the object kept) when its
+ * pass ends. Cleared by {@link endScenario}.
  */
-const keep: unknown[] = [];
+const keep: Subject[] = [];
 
 /** Wraps a factory so every subject it makes lives until the scenario ends. */
-export function kept<T>(make: () => T): () => T {
+export function kept<T extends Subject>(make: () => T): () => T {
   return () => {
     const s = make();
     keep.push(s);
@@ -139,13 +140,23 @@ export function endScenario(): void {
 
 /** No further timed pass starts once the passes of one scenario took this long (slow baselines at 10M). */
 const PASS_BUDGET_MS = 10_000;
+/**
+ * Least time the timed passes of a scenario span in a full run. This machine's speed
+ * drifts in phases of a second or so (the same pass takes 11 or 18 ms depending on the
+ * moment), so the median is taken over passes spread across several phases.
+ */
+const SPREAD_MS = 3_000;
+/** Most timed passes of one scenario. */
+const MAX_PASSES = 400;
 /** Least time spent warming up before the timed passes of a scenario. */
 const WARM_MS = 150;
 
 /**
  * Runs `warm` at least twice and for at least {@link WARM_MS} (smaller N, discarded: the JIT compiles the hot loops there), then
- * `pass` `reps` times; the median decides. Natural GC pauses during a pass count: they
- * are part of what a structure costs.
+ * `pass` at least `reps` times and, in a full run, until the passes span {@link SPREAD_MS}
+ * (within {@link PASS_BUDGET_MS} and {@link MAX_PASSES}); the median decides. Natural GC
+ * pauses during a pass count: they are part of what a structure costs. The subjects a
+ * pass made are disposed after it.
  */
 function timed(
   n: number,
@@ -154,18 +165,25 @@ function timed(
   pass: () => number,
 ): { ms: number; note: string } {
   // Background JIT threads share 2 cores with everything else: warm by time as well as by count.
+  const disposing = <T>(run: () => T) => (): T => {
+    const from = keep.length;
+    const result = run();
+    for (let i = from; i < keep.length; i++) keep[i].dispose();
+    return result;
+  };
   const w0 = now();
-  for (let i = 0; i < 20 && (i < 2 || now() - w0 < WARM_MS); i++) warm();
+  for (let i = 0; i < 20 && (i < 2 || now() - w0 < WARM_MS); i++) disposing(warm)();
   const times: number[] = [];
   const reps = plan.reps(n);
+  const spread = plan.quick ? 0 : SPREAD_MS;
   let spent = 0;
-  for (let r = 0; r < reps && (r === 0 || spent < PASS_BUDGET_MS); r++) {
-    times.push(pass());
+  for (let r = 0; r < MAX_PASSES && (r < reps || spent < spread) && (r === 0 || spent < PASS_BUDGET_MS); r++) {
+    times.push(disposing(pass)());
     spent += times[times.length - 1];
   }
   const ms = median(times);
-  const spread = times.length > 1 ? `median of ${times.length} passes (${fmtMs(Math.min(...times))}–${fmtMs(Math.max(...times))} ms)` : "1 pass";
-  return { ms, note: `${fmtMs(ms)} ms/pass, ${spread}` };
+  const how = times.length > 1 ? `median of ${times.length} passes (${fmtMs(Math.min(...times))}–${fmtMs(Math.max(...times))} ms)` : "1 pass";
+  return { ms, note: `${fmtMs(ms)} ms/pass, ${how}` };
 }
 
 /** Warm-up size: an eighth of N, at least 100,000 records (never more than N). */
@@ -264,10 +282,9 @@ const slowHead: Scenario = {
     const wf = feed(wn, "dense"), wo = identity(wn);
     const f = feed(n, "dense"), o = identity(n);
     const finals: number[] = [];
-    const reps = plan.reps(n);
-    let last = 0;
+    let passes = 0;
     const { ms, note } = timed(n, plan, () => pass(wn, wf, wo, false), () => {
-      const t = pass(n, f, o, ++last === reps);
+      const t = pass(n, f, o, ++passes === 1);
       finals.push(finalMs);
       return t;
     });

@@ -28,4 +28,6 @@ export interface Subject {
   held(): number;
   /** Storage bytes as the implementation reports them, or `undefined` when it has no such report (baselines: heap is measured). */
   bytes(): number | undefined;
+  /** Drops the storage at the end of a pass (the object itself stays referenced until the scenario ends). */
+  dispose(): void;
 }

@@ -70,4 +70,10 @@ export class DequeMap implements Subject {
   bytes(): undefined {
     return undefined;
   }
+
+  dispose(): void {
+    this.#queue = [];
+    this.#head = 0;
+    this.#state = new Map();
+  }
 }

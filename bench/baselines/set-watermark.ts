@@ -64,4 +64,8 @@ export class SetWatermark implements Subject {
   bytes(): undefined {
     return undefined;
   }
+
+  dispose(): void {
+    this.#done = new Set();
+  }
 }

@@ -137,4 +137,8 @@ export class SortedMap implements Subject {
   bytes(): undefined {
     return undefined;
   }
+
+  dispose(): void {
+    this.#incomplete = new SkipList();
+  }
 }
