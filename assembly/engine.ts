@@ -490,22 +490,37 @@ export function completeOffset(t: usize, offset: f64): i32 {
   const runs = load<usize>(t, RUNS);
   const rm = load<u32>(t, RUN_MASK);
   const tail = load<i64>(t, RUN_TAIL);
-  // Newest run first (dense offsets: one run), else binary search over the runs held.
+  // Newest run first (dense offsets: one run), else a search over the runs held.
   let r = tail - 1;
   let end = issued;
   if (o < runOff(runs, rm, r)) {
-    let lo = load<i64>(t, RUN_HEAD);
-    let hi = tail - 2; // the answer is in [lo, hi]
-    while (lo < hi) {
-      const mid = lo + ((hi - lo + 1) >> 1);
-      if (runOff(runs, rm, mid) <= o) lo = mid;
-      else hi = mid - 1;
-    }
-    r = lo;
-    end = runSeq(runs, rm, lo + 1);
+    r = findRun(runs, rm, load<i64>(t, RUN_HEAD), tail - 2, o);
+    end = runSeq(runs, rm, r + 1);
   }
   const seq = runSeq(runs, rm, r) + (o - runOff(runs, rm, r));
   return seq < end ? completeAt(t, <u32>(seq - head)) : REJECTED;
+}
+
+/**
+ * The last run starting at or before offset `o` among runs [lo, hi] (absolute indices),
+ * given runOff(lo) ≤ o. A few interpolation steps first (offsets grow about evenly over
+ * runs in real topics, so they land next to the answer), then bisection. Every probe
+ * lies in (lo, hi], so each step narrows the range.
+ */
+function findRun(runs: usize, rm: u32, lo: i64, hi: i64, o: i64): i64 {
+  for (let k = 0; lo < hi; k++) {
+    let probe: i64;
+    if (k < 4) {
+      const a = runOff(runs, rm, lo), b = runOff(runs, rm, hi);
+      if (o >= b) return hi;
+      probe = lo + 1 + <i64>(<f64>(o - a) / <f64>(b - a) * <f64>(hi - lo - 1)); // in [lo + 1, hi]
+    } else {
+      probe = lo + ((hi - lo + 1) >> 1);
+    }
+    if (runOff(runs, rm, probe) <= o) lo = probe;
+    else hi = probe - 1;
+  }
+  return lo;
 }
 
 /** Moves head past the completed prefix: ctz in the head's word, then whole words via the summary. */

@@ -152,21 +152,39 @@ class JsTracker implements EngineTracker {
     }
     if (this.#head >= this.#issued) return Completion.Rejected;
     const runSeq = this.#runSeq, runOff = this.#runOff, rm = this.#runMask;
-    // Newest run first (dense offsets: one run), else binary search over the runs held.
+    // Newest run first (dense offsets: one run), else a search over the runs held.
     let r = (this.#runTail - 1) & rm;
     let end = this.#issued;
     if (offset < runOff[r]) {
-      let lo = this.#runHead, hi = this.#runTail - 2; // answer in [lo, hi]
-      while (lo < hi) {
-        const mid = lo + Math.ceil((hi - lo) / 2);
-        if (runOff[mid & rm] <= offset) lo = mid;
-        else hi = mid - 1;
-      }
-      r = lo & rm;
-      end = runSeq[(lo + 1) & rm];
+      const found = this.#findRun(offset, this.#runHead, this.#runTail - 2);
+      r = found & rm;
+      end = runSeq[(found + 1) & rm];
     }
     const seq = runSeq[r] + (offset - runOff[r]);
     return seq < end ? this.complete(this.#base + seq) : Completion.Rejected;
+  }
+
+  /**
+   * The last run starting at or before `offset` among runs [lo, hi] (absolute indices),
+   * given runOff(lo) ≤ offset. A few interpolation steps first (offsets grow about evenly
+   * over runs in real topics, so they land next to the answer), then bisection. Every
+   * probe lies in (lo, hi], so each step narrows the range.
+   */
+  #findRun(offset: number, lo: number, hi: number): number {
+    const runOff = this.#runOff, rm = this.#runMask;
+    for (let k = 0; lo < hi; k++) {
+      let probe: number;
+      if (k < 4) {
+        const a = runOff[lo & rm], b = runOff[hi & rm];
+        if (offset >= b) return hi;
+        probe = lo + 1 + Math.floor(((offset - a) / (b - a)) * (hi - lo - 1)); // in [lo + 1, hi]
+      } else {
+        probe = lo + Math.ceil((hi - lo) / 2);
+      }
+      if (runOff[probe & rm] <= offset) lo = probe;
+      else hi = probe - 1;
+    }
+    return lo;
   }
 
   safe(): number {
