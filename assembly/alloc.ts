@@ -13,8 +13,9 @@
  *   bytes plus 1/64 of that (at least 16 bytes): 32, 48, 80, 144, 272, …, 16,640,
  *   33,280. A ring of 2^k bits (2^(k-3) bytes of bitmap, 2^(k-9) but at least 8 of
  *   summary) fits its class with at most 8 bytes to spare, and a power of two wastes 1/64,
- *   where power-of-two classes would waste almost half of every ring. A freed block goes on its class's free list (intrusive: its first
- *   word links to the next); new blocks are carved from the arena: the free rest of the
+ *   where power-of-two classes would waste almost half of every ring. A freed block goes
+ *   on its class's free list (intrusive: its first word links to the next); new blocks
+ *   are carved from the arena: the free rest of the
  *   initial memory, then ARENA bytes at a time from the large blocks. Small blocks are
  *   never handed back to the large blocks.
  * - Large blocks: whole units of UNIT (4 KiB) bytes at multiples of UNIT (a ring just over
