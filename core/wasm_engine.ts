@@ -17,10 +17,10 @@
  * memory (a few hundred bytes to start, grown by doubling only as its retained entries
  * need, in place where it can), freed on `revoke()` (or when a tracker that was never
  * revoked is garbage collected) and reused by later trackers. The module's own allocator
- * (assembly/alloc.ts) grows the memory by exactly the pages a block lacks. Handles and offsets cross the boundary as
- * numbers, never BigInt. A batch is copied into linear memory with one `set` and applied
- * in one call (batches longer than 65,536 in chunks of that size, which gives the same
- * result).
+ * (assembly/alloc.ts) grows the memory by exactly the pages a block lacks. Handles and
+ * offsets cross the boundary as numbers, never BigInt. A batch is copied into linear
+ * memory with one `set` and checked (a plain Float64Array batch) and applied in one call
+ * (batches longer than 65,536 in chunks of that size, which gives the same result).
  *
  * Per-call completion runs partly in JS. A call into WASM costs a few nanoseconds on
  * every runtime (≈ 4 ns on Node 20), about as much as the whole bit update, so

@@ -100,7 +100,8 @@ class Trio {
 /**
  * Registers ever larger batches of gappy offsets (one 16-byte run per record) on a fresh
  * WASM tracker until the linear memory grows, which detaches every view of it; returns
- * the tracker (revoke it). The memory only grows, so each call needs about twice as much.
+ * the tracker (revoke it). The memory only grows and freed blocks are reused first, so
+ * each call registers until its runs outgrow what earlier calls left free.
  */
 function growMemory(): Tracker {
   const g = new Tracker({ start: 0, engine: "wasm", capacity: 1 << 30 });
