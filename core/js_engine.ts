@@ -230,16 +230,8 @@ class JsTracker implements EngineTracker {
    */
   #headCompleted(p: number): void {
     const q = (p + 1) & this.#mask;
-    if (this.#len > 1 && (this.#bits[q >>> 5] & (1 << (q & 31))) === 0) {
-      this.#blocked--;
-      this.#head++;
-      this.#lo++;
-      this.#len--;
-      this.#hp = q;
-      if (this.#runHead + 1 < this.#runTail) this.#skipRetiredRuns();
-      return;
-    }
-    this.#advance();
+    if (this.#len > 1 && (this.#bits[q >>> 5] & (1 << (q & 31))) === 0) this.#moveHead(this.#head + 1);
+    else this.#advance();
   }
 
   /** Moves head past the completed prefix: words of 32, summary words of 1,024, ctz at the first gap. */
@@ -262,12 +254,16 @@ class JsTracker implements EngineTracker {
       pos += ctz(zeros) - off;
       break;
     }
-    if (pos > end) pos = end;
+    this.#moveHead(pos > end ? end : pos);
+  }
+
+  /** Moves head to `pos` past completed records only, keeping lo/len/hp and the run pointer in step. */
+  #moveHead(pos: number): void {
     this.#blocked -= pos - this.#head;
     this.#head = pos;
     this.#lo = this.#base + pos;
-    this.#len = end - pos;
-    this.#hp = pos & mask;
+    this.#len = this.#issued - pos;
+    this.#hp = pos & this.#mask;
     this.#skipRetiredRuns();
   }
 
