@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checks, markdown, readmeSection, svg } from "./report.mjs";
+import { checks, fmtRate, markdown, readmeSection, svg } from "./report.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -98,10 +98,6 @@ function runOne(runtime, row, scenarios = only) {
       resolve({ results, meta });
     });
   });
-}
-
-function fmtRate(r) {
-  return r >= 1e6 ? `${(r / 1e6).toFixed(1)} M/s` : `${(r / 1e3).toFixed(0)} k/s`;
 }
 
 /** The files this suite runs (for the "uncommitted changes" note of a result). */
