@@ -64,21 +64,23 @@ for (const engine of ENGINES) {
 }
 
 for (const engine of ENGINES) {
-  test(`a steady stream of gapped batches keeps its storage flat (${engine})`, () => {
-    // Every record its own run (compacted): each batch is registered once the previous
-    // one is wholly complete, so only one batch's runs are ever live. The run storage
-    // must stop growing once it holds one batch, however the head moved in between.
-    const t = new Tracker({ engine, start: 0 });
-    let o = 0;
-    let first = 0;
-    for (let round = 0; round < 50; round++) {
-      const batch = Array.from({ length: 500 }, (_, i) => o + 3 * i);
-      o += 1500;
-      const h = t.register(batch, o);
-      for (let i = 499; i >= 0; i--) t.complete(h + i);
-      assert.equal(t.safe, o);
-      if (round === 0) first = t.stats().bytes;
-      else assert.equal(t.stats().bytes, first, `bytes held in round ${round}`);
-    }
+  describe(`run storage (${engine})`, () => {
+    test("a steady stream of gapped batches keeps its storage flat", () => {
+      // Every record its own run (compacted): each batch is registered once the previous
+      // one is wholly complete, so only one batch's runs are ever live. The run storage
+      // must stop growing once it holds one batch, however the head moved in between.
+      const t = new Tracker({ engine, start: 0 });
+      let o = 0;
+      let first = 0;
+      for (let round = 0; round < 50; round++) {
+        const batch = Array.from({ length: 500 }, (_, i) => o + 3 * i);
+        o += 1500;
+        const h = t.register(batch, o);
+        for (let i = 499; i >= 0; i--) t.complete(h + i);
+        assert.equal(t.safe, o);
+        if (round === 0) first = t.stats().bytes;
+        else assert.equal(t.stats().bytes, first, `bytes held in round ${round}`);
+      }
+    });
   });
 }
