@@ -27,7 +27,7 @@ import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { Tracker } from "../core/mod.ts";
-import { feed } from "./data.ts";
+import { BATCH, feed } from "./data.ts";
 import { median, now, permutation, Rng } from "./measure.ts";
 
 const SUBJECTS = ["tracker", "floor", "floor-small"] as const;
@@ -155,7 +155,7 @@ function parent(rounds: number): void {
     console.log(`${name.padEnd(12)} ${(ms * 1e6 / N).toFixed(2)} ns/call  ${rate.toFixed(1)} M/s  ${(tracker / ms).toFixed(2)}× the tracker's rate`);
   }
   const reg = median(registering);
-  console.log(`the tracker's registration (validated, ${fmt(N / 500)} batches of 500, not in the rates above): ${(reg * 1e6 / N).toFixed(2)} ns/record`);
+  console.log(`the tracker's registration (validated, ${fmt(N / BATCH)} batches of ${BATCH}, not in the rates above): ${(reg * 1e6 / N).toFixed(2)} ns/record`);
 }
 
 const subject = arg("--subject");
