@@ -25,6 +25,14 @@
  *   adds beyond the request becomes a free extent. A large block followed by a free
  *   extent or by the top of the memory can grow in place (grow()).
  *
+ * The memory starts at 16 pages (1 MiB, asconfig.json `initialMemory`): the first page
+ * holds the static data and the first arena, the rest is a free extent from the start.
+ * Growing the memory detaches every JS view of it (core/wasm_engine.ts); when that
+ * happens while the JS per-call path is being compiled, the JITs of Node, Bun and Deno
+ * leave that path slower for good, so a working set within the first MiB never grows it.
+ * Untouched pages cost no physical memory; `used()` gives the high-water mark, which is
+ * what the memory would have grown to without the reserve.
+ *
  * `memory.grow` failing (out of memory) traps, as the AS runtime does.
  */
 
@@ -66,7 +74,15 @@ const lists: usize = memory.data(CLASSES << 2, 16);
 
 // The arena [arenaPtr, arenaEnd): never handed out yet. Both multiples of 16.
 let arenaPtr: usize = (__heap_base + 15) & ~15;
-let arenaEnd: usize = <usize>memory.size() << 16;
+let arenaEnd: usize = min<usize>(<usize>memory.size() << 16, PAGE); // the rest of the first page
+
+// The high-water mark: the end of the highest block ever handed out (arenas included).
+let highWater: usize = arenaPtr;
+
+// @ts-ignore: decorator
+@inline function reach(end: usize): void {
+  if (end > highWater) highWater = end;
+}
 
 function allocSmall(size: usize): usize {
   const j = classOf(size);
@@ -80,6 +96,7 @@ function allocSmall(size: usize): usize {
   if (arenaEnd - arenaPtr < bytes) refill();
   const p = arenaPtr;
   arenaPtr += bytes;
+  reach(arenaPtr);
   return p;
 }
 
@@ -112,6 +129,7 @@ function refill(): void {
 // next, its second word is its size in bytes). Invariant: no two extents touch (freeing
 // merges them), so an extent followed by a block or the top of the memory is maximal.
 let extents: usize = 0;
+if (top() > PAGE) freeLarge(PAGE, top() - PAGE); // the initial memory past the first page
 
 // @ts-ignore: decorator
 @inline function extentSize(e: usize): usize {
@@ -189,6 +207,7 @@ function allocLarge(size: usize): usize {
   for (let e = extents; e != 0; e = load<usize>(e)) {
     if (extentSize(e) >= size) {
       carve(e, size);
+      reach(e + size);
       return e;
     }
     last = e;
@@ -197,6 +216,7 @@ function allocLarge(size: usize): usize {
   const at = last != 0 && last + extentSize(last) == top() ? last : top();
   growTo(at + size);
   carve(at, size);
+  reach(at + size);
   return at;
 }
 
@@ -211,10 +231,16 @@ function growLarge(ptr: usize, size: usize, newSize: usize): bool {
     growTo(ptr + newSize);
   }
   carve(end, newSize - size);
+  reach(ptr + newSize);
   return true;
 }
 
 // ---------------------------------------------------------------- interface
+
+/** Bytes of linear memory up to the end of the highest block ever handed out. */
+export function used(): usize {
+  return highWater;
+}
 
 /** A block of at least `size` bytes (its contents undefined), 16-byte aligned. */
 export function alloc(size: usize): usize {

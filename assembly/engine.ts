@@ -22,7 +22,7 @@
  * i64. Nothing here allocates managed objects.
  */
 
-import { alloc, free, grow, held } from "./alloc";
+import { alloc, free, grow, held, used } from "./alloc";
 
 // Tracker struct: field offsets in bytes. The first 24 bytes are all that the hot
 // path (complete, completeMany) reads: LO and LEN are kept in step with HEAD/ISSUED.
@@ -153,6 +153,11 @@ export function bytes(t: usize): f64 {
 
 let scratchPtr: usize = 0;
 let scratchLen: u32 = 0;
+
+/** Bytes of linear memory the allocator has used: the end of the highest block ever handed out. */
+export function memoryUsed(): f64 {
+  return <f64>used();
+}
 
 /** A scratch area of at least `n` f64 slots for batches (the binding copies a batch there, then makes one call). */
 export function scratch(n: u32): usize {

@@ -94,7 +94,7 @@ export function checks(report) {
       else add(t.bytes_per_pending <= 0.5 ? "PASS" : "FAIL", rt, `${what}: ${fmtBytes(t.bytes_per_pending)} B (stats().bytes)`);
       if (t?.measured_bytes_per_pending !== undefined) {
         const m = t.measured_bytes_per_pending;
-        const how = eng === "js" ? "heap growth" : "WASM linear-memory growth";
+        const how = eng === "js" ? "heap growth" : "growth of the WASM linear memory used";
         add(m <= 0.5 ? "PASS" : "FAIL", rt, `memory-dense n=${fmtInt(nM)}: ${eng} cross-check ≤ 0.5 B: ${fmtBytes(m)} B (${how})`);
       }
     }

@@ -25,7 +25,7 @@ export interface Result {
   final_advance_ms?: number;
   /** gaps: whether the safe position stopped short of the end with every record completed. */
   stalled?: boolean;
-  /** memory, tracker rows: the cross-check — heap growth (JS engine) or linear-memory growth (WASM engine), per record. */
+  /** memory, tracker rows: the cross-check — heap growth (JS engine) or growth of the linear memory used (WASM engine), per record. */
   measured_bytes_per_pending?: number;
 }
 
@@ -35,7 +35,7 @@ export interface Plan {
   mode: Mode;
   /** Timed passes at size n. */
   reps(n: number): number;
-  /** WASM rows: the size of the engine's linear memory (it only grows), for the heap cross-check. */
+  /** WASM rows: the linear memory the engine's allocator has used (its high-water mark), for the cross-check. */
   linearMemory?: () => number;
 }
 
@@ -494,7 +494,7 @@ function memoryScenario(layout: Layout, name: string, about: string): Scenario {
       const m1 = memory();
       const grown = plan.linearMemory ? (plan.linearMemory() - l0) / n : 0;
       const linear = plan.linearMemory
-        ? `; WASM linear memory grew ${grown.toFixed(3)} B/record (it never shrinks; freed blocks are reused by later trackers)`
+        ? `; WASM linear memory used grew ${grown.toFixed(3)} B/record (the allocator's high-water mark; it never shrinks, freed blocks are reused by later trackers)`
         : "";
       const heap = (m1.heap - m0.heap) / n, rss = (m1.rss - m0.rss) / n;
       const reported = s.bytes();
@@ -505,7 +505,7 @@ function memoryScenario(layout: Layout, name: string, about: string): Scenario {
       const note = reported === undefined
         ? `heap growth ${heap.toFixed(2)} B/record (rss ${rss.toFixed(2)})`
         : `stats().bytes ${(reported / n).toFixed(3)} B/record; heap growth ${heap.toFixed(3)}, rss ${rss.toFixed(3)} B/record${linear}`;
-      // The cross-check: what the process grew by — the JS heap for the JS engine, linear memory for WASM
+      // The cross-check: what the process grew by — the JS heap for the JS engine, the linear memory used for WASM
       // (the same on every runtime; Bun's heap reading counts WASM memory differently).
       const measured = reported === undefined ? {} : { measured_bytes_per_pending: plan.linearMemory ? grown : heap };
       return { ops_per_sec: null, bytes_per_pending: Math.max(0, per), note, ...measured };

@@ -41,7 +41,7 @@ async function wasmProblem(): Promise<string | null> {
   try {
     if (existsSync(url)) {
       const mod = await import(url.href);
-      if (typeof mod.wasmMemoryBytes === "function") linearMemory = mod.wasmMemoryBytes;
+      if (typeof mod.wasmMemoryUsedBytes === "function") linearMemory = mod.wasmMemoryUsedBytes;
     }
     resolveEngine("wasm");
     return null;
@@ -71,7 +71,7 @@ const unavailable = row.startsWith("wasm") ? await wasmProblem() : null;
 plan.linearMemory = linearMemory;
 console.log(`@@meta ${JSON.stringify({ ...rt, row, quick })}`);
 
-// Memory first: a fresh process gives the cleanest heap readings (and WASM's linear memory starts small).
+// Memory first: a fresh process gives the cleanest heap readings (and WASM's memory used starts small).
 const ordered = [...SCENARIOS.filter((s) => s.name.startsWith("memory")), ...SCENARIOS.filter((s) => !s.name.startsWith("memory"))];
 for (const sc of ordered) {
   if (only && !only.includes(sc.name)) continue;

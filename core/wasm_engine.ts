@@ -16,8 +16,11 @@
  * One module instance serves every tracker: each tracker is a small struct in linear
  * memory (a few hundred bytes to start, grown by doubling only as its retained entries
  * need, in place where it can), freed on `revoke()` (or when a tracker that was never
- * revoked is garbage collected) and reused by later trackers. The module's own allocator
- * (assembly/alloc.ts) grows the memory by exactly the pages a block lacks. Handles and
+ * revoked is garbage collected) and reused by later trackers. The memory starts at 1 MiB
+ * and the module's own allocator (assembly/alloc.ts) grows it by exactly the pages a
+ * block lacks: growth detaches the views the per-call path uses, and growth while that
+ * path is being compiled leaves it slower on every runtime, so small working sets never
+ * grow the memory. Handles and
  * offsets cross the boundary as numbers, never BigInt. A batch is copied into linear
  * memory with one `set` and checked (a plain Float64Array batch) and applied in one call
  * (batches longer than 65,536 in chunks of that size, which gives the same result).
@@ -72,6 +75,7 @@ interface Exports {
   retained(t: number): number;
   blocked(t: number): number;
   headHandle(t: number): number;
+  memoryUsed(): number;
 }
 
 /** Batches longer than this are applied in chunks: registering or completing a batch in parts gives the same result. */
@@ -426,11 +430,22 @@ export function wasmRingAddress(store: EngineTracker): number {
 }
 
 /**
- * Size of the WASM engine's linear memory in bytes (0 before it is loaded). It only
- * grows; trackers reuse the memory that revoked trackers freed. For tests and monitoring.
+ * Size of the WASM engine's linear memory in bytes (0 before it is loaded): 1 MiB at
+ * first, then it only grows; trackers reuse the memory that revoked trackers freed. For
+ * tests and monitoring.
  */
 export function wasmMemoryBytes(): number {
   return exports ? exports.memory.buffer.byteLength : 0;
+}
+
+/**
+ * Bytes of the WASM engine's linear memory its allocator has used (0 before it is
+ * loaded): the end of the highest block ever handed out. It only grows. The memory
+ * starts with a 1 MiB reserve, so this, not {@link wasmMemoryBytes}, is what the
+ * engine's storage has needed. For tests and monitoring.
+ */
+export function wasmMemoryUsedBytes(): number {
+  return exports ? exports.memoryUsed() : 0;
 }
 
 provideWasmEngine(loadWasmEngine);

@@ -3,7 +3,8 @@ import { describe, test } from "node:test";
 import { Completion, EngineUnavailableError, ready, Tracker } from "../../core/mod.ts";
 import { provideWasmEngine } from "../../core/engines.ts";
 import type { Engine, EngineTracker } from "../../core/engine.ts";
-import { loadWasmEngine, wasmMemoryBytes, wasmRingAddress } from "../../core/wasm_engine.ts";
+import { loadWasmEngine, wasmMemoryUsedBytes, wasmRingAddress } from "../../core/wasm_engine.ts";
+import { wasmBytes } from "../../core/wasm_bytes.ts";
 import { rng, shuffle } from "./random.ts";
 
 /** A tracker's life in a partition assignment: a few records, some completed, then revoke. */
@@ -16,7 +17,40 @@ function shortLife(t: Tracker, i: number): void {
 }
 
 describe("WASM memory", () => {
-  test("creating and revoking 100,000 trackers keeps linear memory flat after the first round", () => {
+  test("a fresh engine starts with 1 MiB: a million-record tracker fits without growing the memory", () => {
+    // Its own instance, so no other test has used the memory yet.
+    type Raw = {
+      memory: WebAssembly.Memory;
+      open(base: number, start: number): number;
+      scratch(n: number): number;
+      register(t: number, src: number, count: number, next: number): number;
+      memoryUsed(): number;
+      release(t: number): void;
+    };
+    const x = new WebAssembly.Instance(new WebAssembly.Module(wasmBytes()), {}).exports as unknown as Raw;
+    assert.equal(x.memory.buffer.byteLength, 1 << 20);
+    const t = x.open(2 ** 32, 0);
+    const src = x.scratch(500);
+    for (let o = 0; o < 1_000_000; o += 500) {
+      const view = new Float64Array(x.memory.buffer, src, 500);
+      for (let i = 0; i < 500; i++) view[i] = o + i;
+      assert.equal(x.register(t, src, 500, o + 500), 2 ** 32 + o);
+    }
+    assert.equal(x.memory.buffer.byteLength, 1 << 20, "the memory grew");
+    const used = x.memoryUsed();
+    assert.ok(used > 131_072 && used < 1 << 20, `used ${used} bytes`); // the ring alone is 128 KiB
+    x.release(t);
+    // Past the reserve the memory grows, and the high-water mark follows.
+    const big = x.open(2 ** 33, 0);
+    for (let o = 0; o < 10_000_000; o += 500) {
+      const view = new Float64Array(x.memory.buffer, src, 500);
+      for (let i = 0; i < 500; i++) view[i] = o + i;
+      x.register(big, src, 500, o + 500);
+    }
+    assert.ok(x.memory.buffer.byteLength > 1 << 20);
+    assert.ok(x.memoryUsed() > 1 << 20 && x.memoryUsed() <= x.memory.buffer.byteLength);
+  });
+  test("creating and revoking 100,000 trackers keeps the memory used flat after the first round", () => {
     const rounds = 10, perRound = 10_000;
     const sizes: number[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -27,22 +61,22 @@ describe("WASM memory", () => {
         live.push(t);
       }
       for (const t of live) t.revoke();
-      sizes.push(wasmMemoryBytes());
+      sizes.push(wasmMemoryUsedBytes());
     }
     assert.ok(sizes[0] > 0);
-    assert.deepEqual(sizes.slice(1), sizes.slice(1).map(() => sizes[0]), `memory grew after round 1: ${sizes.join(", ")}`);
+    assert.deepEqual(sizes.slice(1), sizes.slice(1).map(() => sizes[0]), `memory used grew after round 1: ${sizes.join(", ")}`);
     // one at a time, too: each revoke frees what the next tracker reuses
-    const before = wasmMemoryBytes();
+    const before = wasmMemoryUsedBytes();
     for (let i = 0; i < 100_000; i++) {
       const t = new Tracker({ start: 0, engine: "wasm" });
       shortLife(t, i);
       t.revoke();
     }
-    assert.equal(wasmMemoryBytes(), before);
+    assert.equal(wasmMemoryUsedBytes(), before);
   });
 
   test("10,000 live trackers cost well under 10,000 × 64 KiB", () => {
-    const before = wasmMemoryBytes();
+    const before = wasmMemoryUsedBytes();
     const live: Tracker[] = [];
     let held = 0;
     for (let i = 0; i < 10_000; i++) {
@@ -51,10 +85,10 @@ describe("WASM memory", () => {
       held += t.stats().bytes;
       live.push(t);
     }
-    const grown = wasmMemoryBytes() - before;
+    const grown = wasmMemoryUsedBytes() - before;
     for (const t of live) t.revoke();
     assert.ok(held / 10_000 <= 512, `a small tracker holds ${held / 10_000} bytes`);
-    assert.ok(grown < 10_000 * 1024, `10,000 trackers grew linear memory by ${grown} bytes`);
+    assert.ok(grown < 10_000 * 1024, `10,000 trackers used ${grown} more bytes of linear memory`);
   });
 
   test("a tracker grows by doubling only as its retained entries need, and its memory is reused after revoke", () => {
@@ -70,18 +104,18 @@ describe("WASM memory", () => {
     t.revoke();
     const again = new Tracker({ start: 0, engine: "wasm" });
     assert.equal(again.stats().bytes, small);
-    const before = wasmMemoryBytes();
+    const before = wasmMemoryUsedBytes();
     const h2 = again.register(offsets, 100_000); // reuses the freed ring
-    assert.equal(wasmMemoryBytes(), before);
+    assert.equal(wasmMemoryUsedBytes(), before);
     assert.equal(again.completeMany(Float64Array.from(offsets, (o) => h2 + o)), 100_000);
     assert.equal(again.safe, 100_000);
     again.revoke();
   });
 
-  test("a tracker of 10,000,000 dense records grows the memory by at most 0.5 bytes per record: its ring grows in place", () => {
+  test("a tracker of 10,000,000 dense records uses at most 0.5 bytes of memory per record: its ring grows in place", () => {
     const n = 10_000_000, batch = 500;
     const t = new Tracker({ start: 0, engine: "wasm", capacity: 1 << 24 });
-    const before = wasmMemoryBytes();
+    const before = wasmMemoryUsedBytes();
     const offsets = new Float64Array(batch);
     let h = 0;
     for (let b = 0; b < n; b += batch) {
@@ -89,12 +123,12 @@ describe("WASM memory", () => {
       const first = t.register(offsets, b + batch);
       if (b === 0) h = first;
     }
-    const grown = wasmMemoryBytes() - before;
+    const grown = wasmMemoryUsedBytes() - before;
     const held = t.stats().bytes;
     // a 2^24-bit ring: 2 MiB of bitmap and 32 KiB of summary (0.213 bytes per record)
     assert.ok(held < 2_097_152 + 32_768 + 4096, `the tracker holds ${held} bytes`);
-    assert.ok(grown / n <= 0.5, `10,000,000 records grew linear memory by ${grown} bytes (${grown / n} per record)`);
-    // In place: the memory grew by the final ring and a page or two, never holding a ring and its double at once.
+    assert.ok(grown / n <= 0.5, `10,000,000 records used ${grown} more bytes of linear memory (${grown / n} per record)`);
+    // In place: the memory used grew by the final ring and a page or two, never holding a ring and its double at once.
     assert.ok(grown <= held + 2 * 65_536, `grew by ${grown} bytes for ${held} held`);
     const handles = new Float64Array(65_536);
     let added = 0;
@@ -105,7 +139,7 @@ describe("WASM memory", () => {
     }
     assert.equal(added, n);
     assert.equal(t.safe, n);
-    assert.equal(wasmMemoryBytes() - before, grown);
+    assert.equal(wasmMemoryUsedBytes() - before, grown);
     t.revoke();
   });
 
@@ -184,14 +218,14 @@ describe("WASM memory", () => {
     }
     for (const t of [...js, ...wasm]) t.revoke();
     // A tracker retaining as many records as the largest of them fits in the memory they freed.
-    const before = wasmMemoryBytes();
+    const before = wasmMemoryUsedBytes();
     const t = new Tracker({ ...options, engine: "wasm" });
     for (let n = 0; n < peak; n += 30_000) {
       const size = Math.min(30_000, peak - n);
       t.register(Array.from({ length: size }, (_, i) => n + i), n + size);
     }
     assert.equal(t.stats().retained, peak);
-    assert.equal(wasmMemoryBytes(), before);
+    assert.equal(wasmMemoryUsedBytes(), before);
     t.revoke();
   });
 });
