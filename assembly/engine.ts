@@ -5,8 +5,9 @@
  *
  * One module instance serves every tracker. A tracker is a small struct in linear
  * memory (see the field offsets below) pointing at two blocks, all from the allocator in
- * assembly/alloc.ts (freed blocks are reused; the memory grows by exactly the pages a
- * block lacks; the AS runtime is the `stub` one, and nothing calls its heap):
+ * assembly/alloc.ts (freed blocks are reused; the memory starts at 1 MiB and grows by
+ * exactly the pages a block lacks; the AS runtime is the `stub` one, and nothing calls
+ * its heap):
  * - the ring: `bits` (one completed bit per retained record at ring position
  *   `seq & mask`, 64-bit words) followed by `summary` (one bit per bitmap word; set ⟹
  *   that word is all ones, so the prefix advance skips 64 records per word and up to
