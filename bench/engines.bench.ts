@@ -23,23 +23,15 @@
  *
  * @module
  */
-import process from "node:process";
 import { bench, run } from "mitata";
 import { Tracker } from "../core/mod.ts";
+import { arg, runtimeName } from "./cli.ts";
 
-const arg = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-};
 const FILTER = new RegExp(arg("--filter") ?? ".");
 
 const N = 1_000_000;
 const BATCH = 1_000;
-const runtime = (globalThis as { Bun?: unknown }).Bun
-  ? "bun"
-  : (globalThis as { Deno?: unknown }).Deno
-  ? "deno"
-  : "node";
+const runtime = runtimeName();
 
 /** xorshift32 Fisher–Yates: the same permutation of 0..n-1 on every runtime. */
 function permutation(n: number, seed: number): Float64Array {

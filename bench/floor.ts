@@ -27,6 +27,7 @@ import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { Tracker } from "../core/mod.ts";
+import { arg, runtimeName } from "./cli.ts";
 import { BATCH, feed } from "./data.ts";
 import { median, now, permutation, Rng } from "./measure.ts";
 
@@ -34,11 +35,6 @@ const SUBJECTS = ["tracker", "floor", "floor-small"] as const;
 type SubjectName = (typeof SUBJECTS)[number];
 const N = 1_000_000;
 const MS = 2_500; // timed passes per process
-
-const arg = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-};
 
 /** The least per-call tracker: a fixed ring of bits, the bit set per call, a bit-by-bit head advance. */
 class Floor {
@@ -120,7 +116,7 @@ function child(name: SubjectName): void {
   console.log(JSON.stringify({ name, ms: median(times), registerMs: median(registering), passes: times.length }));
 }
 
-const runtime = (globalThis as { Bun?: unknown }).Bun ? "bun" : (globalThis as { Deno?: unknown }).Deno ? "deno" : "node";
+const runtime = runtimeName();
 
 /** The command that runs this file as a child on the current runtime. */
 function selfCommand(name: SubjectName): string[] {

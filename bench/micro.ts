@@ -15,13 +15,14 @@
 import { existsSync } from "node:fs";
 import { bench, run, summary } from "mitata";
 import { resolveEngine } from "../core/mod.ts";
+import { runtimeName } from "./cli.ts";
 import { BASE } from "./data.ts";
 import { permutation, Rng } from "./measure.ts";
 import { ROWS, subjectFactory } from "./rows.ts";
 
 const K = 64;
 const order = permutation(K, new Rng(99));
-const rt = (globalThis as { Bun?: unknown }).Bun ? "bun" : (globalThis as { Deno?: unknown }).Deno ? "deno" : "node";
+const rt = runtimeName();
 
 let wasm: string | null = null;
 try {

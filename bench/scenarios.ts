@@ -36,7 +36,7 @@ export interface Plan {
   /** Timed passes at size n. */
   reps(n: number): number;
   /** WASM rows: the linear memory the engine's allocator has used (its high-water mark), for the cross-check. */
-  linearMemory?: () => number;
+  linearMemoryUsed?: () => number;
 }
 
 /** A scenario: a name, what it shows, its sizes and its run. */
@@ -488,12 +488,12 @@ function memoryScenario(layout: Layout, name: string, about: string): Scenario {
       const warm = make();
       registerAll(warm, feed(1000, layout), new Float64Array(2)); // load the code paths first
       const m0 = memory();
-      const l0 = plan.linearMemory?.() ?? 0;
+      const l0 = plan.linearMemoryUsed?.() ?? 0;
       const s = make();
       registerAll(s, f, firsts);
       const m1 = memory();
-      const grown = plan.linearMemory ? (plan.linearMemory() - l0) / n : 0;
-      const linear = plan.linearMemory
+      const grown = plan.linearMemoryUsed ? (plan.linearMemoryUsed() - l0) / n : 0;
+      const linear = plan.linearMemoryUsed
         ? `; WASM linear memory used grew ${grown.toFixed(3)} B/record (the allocator's high-water mark; it never shrinks, freed blocks are reused by later trackers)`
         : "";
       const heap = (m1.heap - m0.heap) / n, rss = (m1.rss - m0.rss) / n;
@@ -507,7 +507,7 @@ function memoryScenario(layout: Layout, name: string, about: string): Scenario {
         : `stats().bytes ${(reported / n).toFixed(3)} B/record; heap growth ${heap.toFixed(3)}, rss ${rss.toFixed(3)} B/record${linear}`;
       // The cross-check: what the process grew by — the JS heap for the JS engine, the linear memory used for WASM
       // (the same on every runtime; Bun's heap reading counts WASM memory differently).
-      const measured = reported === undefined ? {} : { measured_bytes_per_pending: plan.linearMemory ? grown : heap };
+      const measured = reported === undefined ? {} : { measured_bytes_per_pending: plan.linearMemoryUsed ? grown : heap };
       return { ops_per_sec: null, bytes_per_pending: Math.max(0, per), note, ...measured };
     },
   };

@@ -13,11 +13,12 @@
 import process from "node:process";
 import { existsSync } from "node:fs";
 import { resolveEngine } from "../core/mod.ts";
+import { arg, type RuntimeName } from "./cli.ts";
 import { ROWS, type Row, subjectFactory } from "./rows.ts";
 import { endScenario, kept, type Plan, type Result, SCENARIOS } from "./scenarios.ts";
 
 interface Versions {
-  runtime: "node" | "bun" | "deno";
+  runtime: RuntimeName;
   version: string;
 }
 
@@ -28,12 +29,7 @@ function runtime(): Versions {
   return { runtime: "node", version: `${process.versions.node} (V8 ${process.versions.v8})` };
 }
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
-let linearMemory: (() => number) | undefined;
+let linearMemoryUsed: (() => number) | undefined;
 
 /** Loads the WASM engine module if it is in the tree; returns why not when it cannot be used. */
 async function wasmProblem(): Promise<string | null> {
@@ -41,7 +37,7 @@ async function wasmProblem(): Promise<string | null> {
   try {
     if (existsSync(url)) {
       const mod = await import(url.href);
-      if (typeof mod.wasmMemoryUsedBytes === "function") linearMemory = mod.wasmMemoryUsedBytes;
+      if (typeof mod.wasmMemoryUsedBytes === "function") linearMemoryUsed = mod.wasmMemoryUsedBytes;
     }
     resolveEngine("wasm");
     return null;
@@ -68,7 +64,7 @@ const plan: Plan = {
   reps: (n) => (quick ? (baseline ? 1 : 5) : n >= 5_000_000 ? (baseline ? 1 : 3) : baseline ? 3 : 5),
 };
 const unavailable = row.startsWith("wasm") ? await wasmProblem() : null;
-plan.linearMemory = linearMemory;
+plan.linearMemoryUsed = linearMemoryUsed;
 console.log(`@@meta ${JSON.stringify({ ...rt, row, quick })}`);
 
 // Memory first: a fresh process gives the cleanest heap readings (and WASM's memory used starts small).
