@@ -7,7 +7,7 @@
 // (chart), where <name> is `latest` for the full run and `quick` for --quick.
 //
 // Options: --quick, --runtimes node,bun,deno, --rows js,deque-map, --only random,gaps-txn,
-// --processes K (processes per row for the `random` scenario; 3 in a full run, 1 quick),
+// --processes K (processes per row for the `random` scenario; 5 in a full run, 1 quick),
 // --out NAME, --report (re-render the .md/.svg from an existing <name>.json).
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -32,10 +32,11 @@ const runtimes = opt("--runtimes")?.split(",") ?? ["node", "bun", "deno"];
 const only = opt("--only");
 // The ratio checks' scenario runs in this many processes per (runtime, row) in a full
 // run; the median process counts. On a shared 2-vCPU machine a whole process can land in
-// a slow phase (a neighbour's load, JIT timing) that the median of passes inside one
-// process cannot remove; every row, baselines included, gets the same treatment.
+// a slow phase (a neighbour's load) or get slower compiled code (JIT timing) that the
+// median of passes inside one process cannot remove; every row, baselines included, gets
+// the same treatment, and the rows take turns (see below).
 const REPEATED = "random";
-const processes = Number(opt("--processes") ?? (quick ? 1 : 3));
+const processes = Number(opt("--processes") ?? (quick ? 1 : 5));
 
 const bin = (tool) => {
   const local = join(root, "node_modules", ".bin", tool);
@@ -141,22 +142,28 @@ if (flag("--report")) {
     const t0 = Date.now();
     const loadBefore = os.loadavg()[0];
     console.log(`\n== ${runtime} ==`);
+    const repeated = []; // rows whose REPEATED result gets more processes: { row, first, rates }
     for (const row of [...rows, ...(only && !only.split(",").includes("steady-64") ? [] : ["micro"])]) {
       const { results, meta } = await runOne(runtime, row);
       if (meta?.version) info.versions[runtime] = meta.version;
       const first = results.find((r) => r.scenario === REPEATED && r.ops_per_sec !== null);
-      if (first && row !== "micro" && processes > 1) {
-        const rates = [first.ops_per_sec];
-        for (let k = 1; k < processes; k++) {
-          const again = (await runOne(runtime, row, REPEATED)).results.find((r) => r.scenario === REPEATED && r.n === first.n);
-          if (again?.ops_per_sec) rates.push(again.ops_per_sec);
-        }
-        const sorted = [...rates].sort((a, b) => a - b);
-        first.ops_per_sec = sorted[(sorted.length - 1) >> 1]; // the median (the lower one of an even count)
-        first.note = `median of ${rates.length} processes (${rates.map(fmtRate).join(", ")}); first process: ${first.note}`;
-        console.log(`  ${runtime} ${row} ${REPEATED}: median of ${rates.length} processes ${fmtRate(first.ops_per_sec)}`);
-      }
+      if (first && row !== "micro" && processes > 1) repeated.push({ row, first, rates: [first.ops_per_sec] });
       all.push(...results);
+    }
+    // The further processes take turns across the rows, round by round, so that a slow or
+    // fast phase of the machine falls on the tracker rows and the baselines alike.
+    for (let k = 1; k < processes; k++) {
+      for (const { row, first, rates } of repeated) {
+        const again = (await runOne(runtime, row, REPEATED)).results.find((r) => r.scenario === REPEATED && r.n === first.n);
+        if (again?.ops_per_sec) rates.push(again.ops_per_sec);
+      }
+      console.log(`  ${runtime} ${REPEATED}: round ${k + 1}/${processes} of ${repeated.map((r) => r.row).join(", ")} done`);
+    }
+    for (const { row, first, rates } of repeated) {
+      const sorted = [...rates].sort((a, b) => a - b);
+      first.ops_per_sec = sorted[(sorted.length - 1) >> 1]; // the median (the lower one of an even count)
+      first.note = `median of ${rates.length} processes (${rates.map(fmtRate).join(", ")}); first process: ${first.note}`;
+      console.log(`  ${runtime} ${row} ${REPEATED}: median of ${rates.length} processes ${fmtRate(first.ops_per_sec)}`);
     }
     info.seconds[runtime] = Math.round((Date.now() - t0) / 1000);
     info.load[runtime] = [loadBefore, os.loadavg()[0]].map((l) => +l.toFixed(2));
