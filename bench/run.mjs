@@ -101,6 +101,28 @@ function runOne(runtime, row, scenarios = only) {
   });
 }
 
+/**
+ * Runs REPEATED in the further processes of each row in `repeated` ({ row, first, rates }),
+ * then sets each row's result to the median process. The processes take turns across the
+ * rows, round by round, so that a slow or fast phase of the machine falls on the tracker
+ * rows and the baselines alike.
+ */
+async function repeatTakingTurns(runtime, repeated) {
+  for (let k = 1; k < processes; k++) {
+    for (const { row, first, rates } of repeated) {
+      const again = (await runOne(runtime, row, REPEATED)).results.find((r) => r.scenario === REPEATED && r.n === first.n);
+      if (again?.ops_per_sec) rates.push(again.ops_per_sec);
+    }
+    console.log(`  ${runtime} ${REPEATED}: round ${k + 1}/${processes} of ${repeated.map((r) => r.row).join(", ")} done`);
+  }
+  for (const { row, first, rates } of repeated) {
+    const sorted = [...rates].sort((a, b) => a - b);
+    first.ops_per_sec = sorted[(sorted.length - 1) >> 1]; // the median (the lower one of an even count)
+    first.note = `median of ${rates.length} processes (${rates.map(fmtRate).join(", ")}); first process: ${first.note}`;
+    console.log(`  ${runtime} ${row} ${REPEATED}: median of ${rates.length} processes ${fmtRate(first.ops_per_sec)}`);
+  }
+}
+
 /** The files this suite runs (for the "uncommitted changes" note of a result). */
 const SUITE_FILES = ["subject.ts", "rows.ts", "data.ts", "measure.ts", "scenarios.ts", "suite.ts", "micro.ts", "run.mjs", "report.mjs", "baselines"]
   .map((f) => `bench/${f}`);
@@ -150,21 +172,7 @@ if (flag("--report")) {
       if (first && row !== "micro" && processes > 1) repeated.push({ row, first, rates: [first.ops_per_sec] });
       all.push(...results);
     }
-    // The further processes take turns across the rows, round by round, so that a slow or
-    // fast phase of the machine falls on the tracker rows and the baselines alike.
-    for (let k = 1; k < processes; k++) {
-      for (const { row, first, rates } of repeated) {
-        const again = (await runOne(runtime, row, REPEATED)).results.find((r) => r.scenario === REPEATED && r.n === first.n);
-        if (again?.ops_per_sec) rates.push(again.ops_per_sec);
-      }
-      console.log(`  ${runtime} ${REPEATED}: round ${k + 1}/${processes} of ${repeated.map((r) => r.row).join(", ")} done`);
-    }
-    for (const { row, first, rates } of repeated) {
-      const sorted = [...rates].sort((a, b) => a - b);
-      first.ops_per_sec = sorted[(sorted.length - 1) >> 1]; // the median (the lower one of an even count)
-      first.note = `median of ${rates.length} processes (${rates.map(fmtRate).join(", ")}); first process: ${first.note}`;
-      console.log(`  ${runtime} ${row} ${REPEATED}: median of ${rates.length} processes ${fmtRate(first.ops_per_sec)}`);
-    }
+    await repeatTakingTurns(runtime, repeated);
     info.seconds[runtime] = Math.round((Date.now() - t0) / 1000);
     info.load[runtime] = [loadBefore, os.loadavg()[0]].map((l) => +l.toFixed(2));
     console.log(`== ${runtime}: ${info.seconds[runtime]} s (1-min load average ${info.load[runtime].join(" → ")}) ==`);
