@@ -15,9 +15,8 @@
  *   summary) fits its class with at most 8 bytes to spare, and a power of two wastes 1/64,
  *   where power-of-two classes would waste almost half of every ring. A freed block goes
  *   on its class's free list (intrusive: its first word links to the next); new blocks
- *   are carved from the arena: the free rest of the
- *   initial memory, then ARENA bytes at a time from the large blocks. Small blocks are
- *   never handed back to the large blocks.
+ *   are carved from the arena: the rest of the first page, then ARENA bytes at a time
+ *   from the large blocks. Small blocks are never handed back to the large blocks.
  * - Large blocks: whole units of UNIT (4 KiB) bytes at multiples of UNIT (a ring just over
  *   a 64 KiB page would waste almost a page), from the free extents (first fit, carved
  *   from the extent's front); when none fits, the memory grows by the pages the request

@@ -20,10 +20,10 @@
  * and the module's own allocator (assembly/alloc.ts) grows it by exactly the pages a
  * block lacks: growth detaches the views the per-call path uses, and growth while that
  * path is being compiled leaves it slower on every runtime, so small working sets never
- * grow the memory. Handles and
- * offsets cross the boundary as numbers, never BigInt. A batch is copied into linear
- * memory with one `set` and checked (a plain Float64Array batch) and applied in one call
- * (batches longer than 65,536 in chunks of that size, which gives the same result).
+ * grow the memory. Handles and offsets cross the boundary as numbers, never BigInt. A
+ * batch is copied into linear memory with one `set`, then checked (a plain Float64Array
+ * batch) and applied in one call (batches longer than 65,536 in chunks of that size,
+ * which gives the same result).
  *
  * Per-call completion runs partly in JS. A call into WASM costs a few nanoseconds on
  * every runtime (≈ 4 ns on Node 20), about as much as the whole bit update, so
