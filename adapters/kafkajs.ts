@@ -30,9 +30,9 @@ import type {
   ConsumerClient,
   DeadLetterInfo,
   TopicPartition,
-} from "../core/client.ts";
+} from "../core/consumer/client.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
-import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/runner.ts";
+import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
 
 /** Where dead letters go. */
 export interface DeadLetterOptions {

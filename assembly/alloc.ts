@@ -6,7 +6,7 @@
  *
  * Callers always know a block's size (the engine derives it from the tracker's fields)
  * and pass it back to free() and grow(), so blocks carry no header. Every block is
- * 16-byte aligned (core/wasm_engine.ts indexes structs as f64 and bitmap words as i32
+ * 16-byte aligned (core/tracker/wasm_engine.ts indexes structs as f64 and bitmap words as i32
  * pairs), and its contents are undefined until the caller writes them.
  *
  * - Small blocks (at most SMALL_MAX bytes): 12 size classes; class j holds `16 << j`
@@ -26,7 +26,7 @@
  *
  * The memory starts at 16 pages (1 MiB, asconfig.json `initialMemory`): the first page
  * holds the static data and the first arena, the rest is a free extent from the start.
- * Growing the memory detaches every JS view of it (core/wasm_engine.ts); when that
+ * Growing the memory detaches every JS view of it (core/tracker/wasm_engine.ts); when that
  * happens while the JS per-call path is being compiled, the JITs of Node, Bun and Deno
  * leave that path slower for good, so a working set within the first MiB never grows it.
  * Untouched pages cost no physical memory; `used()` gives the high-water mark, which is

@@ -1,6 +1,6 @@
 /**
  * The WASM engine: the AssemblyScript hot path behind the same engine interface as
- * core/js_engine.ts, answering every call exactly as it does (core/wasm_engine.ts is
+ * core/tracker/js_engine.ts, answering every call exactly as it does (core/tracker/wasm_engine.ts is
  * the binding; test/unit/wasm_differential.test.ts proves the agreement).
  *
  * One module instance serves every tracker. A tracker is a small struct in linear
@@ -65,7 +65,7 @@ import { alloc, free, grow, held, used } from "./alloc";
 // @ts-ignore: decorator
 @inline const MIN_RUNS: u32 = 4;
 
-// Completion codes (core/engine.ts).
+// Completion codes (core/tracker/engine.ts).
 // @ts-ignore: decorator
 @inline const REJECTED: i32 = 0;
 // @ts-ignore: decorator

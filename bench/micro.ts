@@ -26,7 +26,7 @@ const rt = runtimeName();
 
 let wasm: string | null = null;
 try {
-  const url = new URL("../core/wasm_engine.ts", import.meta.url);
+  const url = new URL("../core/tracker/wasm_engine.ts", import.meta.url);
   if (existsSync(url)) await import(url.href);
   resolveEngine("wasm");
 } catch (error) {

@@ -33,7 +33,7 @@ let linearMemoryUsed: (() => number) | undefined;
 
 /** Loads the WASM engine module if it is in the tree; returns why not when it cannot be used. */
 async function wasmProblem(): Promise<string | null> {
-  const url = new URL("../core/wasm_engine.ts", import.meta.url);
+  const url = new URL("../core/tracker/wasm_engine.ts", import.meta.url);
   try {
     if (existsSync(url)) {
       const mod = await import(url.href);

@@ -23,28 +23,7 @@
  *
  * @module
  */
-export { Completion, type Engine, type EngineTracker } from "./engine.ts";
-export { type EngineChoice, resolveEngine } from "./engines.ts";
-export {
-  CapacityError,
-  EngineUnavailableError,
-  InvalidArgumentError,
-  InvalidBatchError,
-  InvalidOffsetError,
-  OffsetFrontierError,
-  RevokedError,
-} from "./errors.ts";
-export {
-  type CommitProposal,
-  Frontier,
-  type PartitionCommit,
-  type PartitionPositions,
-  type PartitionStats,
-} from "./frontier.ts";
-export { jsEngine } from "./js_engine.ts";
-export { ready } from "./wasm_engine.ts"; // importing it registers the WASM engine: "auto" means WASM
-export { OFFSET_LIMIT, type OffsetInput, toOffset } from "./offset.ts";
-export { DEFAULT_CAPACITY, type Handle, MAX_CAPACITY, Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";
+export * from "./tracker/mod.ts";
 export type {
   ClientSink,
   CommitOffset,
@@ -52,14 +31,14 @@ export type {
   DeadLetterInfo,
   DeliveredBatch,
   TopicPartition,
-} from "./client.ts";
+} from "./consumer/client.ts";
 export {
   type CommitMode,
   type CommitOptions,
   CommitScheduler,
   type CommitSchedulerHooks,
   CommitTimeoutError,
-} from "./commit_scheduler.ts";
+} from "./consumer/commit_scheduler.ts";
 export {
   type DispatchHooks,
   Dispatcher,
@@ -69,7 +48,7 @@ export {
   resolveDispatchOptions,
   type ResolvedDispatchOptions,
   Work,
-} from "./dispatcher.ts";
+} from "./consumer/dispatcher.ts";
 export {
   type CommitEvent,
   type ConsumerEvents,
@@ -84,7 +63,7 @@ export {
   type PauseEvent,
   type ResumeEvent,
   type RetryEvent,
-} from "./metrics.ts";
+} from "./consumer/metrics.ts";
 export {
   backoffDelay,
   canRetry,
@@ -92,7 +71,7 @@ export {
   type ResolvedRetryPolicy,
   resolveRetryPolicy,
   type RetryPolicy,
-} from "./retry.ts";
+} from "./consumer/retry.ts";
 export {
   type ConsumerState,
   type Handler,
@@ -100,4 +79,4 @@ export {
   type ParallelConsumerOptions,
   PartitionStoppedError,
   type RecordContext,
-} from "./runner.ts";
+} from "./consumer/runner.ts";

@@ -2,8 +2,8 @@
 /**
  * Builds the WASM engine and its generated module.
  *
- *   node scripts/build-wasm.mjs          # assembly/engine.ts → .cache/wasm/engine.wasm → core/wasm_bytes.ts
- *   node scripts/build-wasm.mjs --check  # rebuilds, exits 1 if core/wasm_bytes.ts differs from the build
+ *   node scripts/build-wasm.mjs          # assembly/engine.ts → .cache/wasm/engine.wasm → core/tracker/wasm_bytes.ts
+ *   node scripts/build-wasm.mjs --check  # rebuilds, exits 1 if core/tracker/wasm_bytes.ts differs from the build
  *
  * The compiler (AssemblyScript, exact-pinned devDependency) and its options live in
  * asconfig.json; the output is deterministic (no paths, dates or debug info), so a
@@ -17,7 +17,7 @@ import asc from "assemblyscript/asc";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wasmPath = join(root, ".cache", "wasm", "engine.wasm");
-const modulePath = join(root, "core", "wasm_bytes.ts");
+const modulePath = join(root, "core", "tracker", "wasm_bytes.ts");
 const check = process.argv.includes("--check");
 
 process.chdir(root); // asc resolves asconfig.json and the entry relative to the working directory
@@ -44,15 +44,15 @@ if (check) {
   }
   if (committed !== generated) {
     console.error(
-      `build-wasm --check: core/wasm_bytes.ts does not match a fresh build of assembly/engine.ts ` +
-        `(${bytes.length} bytes, sha256 ${sha256(bytes)}). Run \`npm run build:wasm\` and commit core/wasm_bytes.ts.`,
+      `build-wasm --check: core/tracker/wasm_bytes.ts does not match a fresh build of assembly/engine.ts ` +
+        `(${bytes.length} bytes, sha256 ${sha256(bytes)}). Run \`npm run build:wasm\` and commit core/tracker/wasm_bytes.ts.`,
     );
     process.exit(1);
   }
-  console.log(`build-wasm --check: core/wasm_bytes.ts is up to date (${bytes.length} bytes, sha256 ${sha256(bytes)})`);
+  console.log(`build-wasm --check: core/tracker/wasm_bytes.ts is up to date (${bytes.length} bytes, sha256 ${sha256(bytes)})`);
 } else {
   writeFileSync(modulePath, generated);
-  console.log(`build-wasm: wrote core/wasm_bytes.ts (${bytes.length} bytes, sha256 ${sha256(bytes)})`);
+  console.log(`build-wasm: wrote core/tracker/wasm_bytes.ts (${bytes.length} bytes, sha256 ${sha256(bytes)})`);
 }
 
 function sha256(data) {

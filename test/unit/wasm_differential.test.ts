@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { type OffsetInput, Tracker, type TrackerOptions } from "../../core/mod.ts";
-import type { Engine, EngineTracker } from "../../core/engine.ts";
-import { loadWasmEngine, wasmMemoryBytes, wasmRingAddress } from "../../core/wasm_engine.ts";
+import type { Engine, EngineTracker } from "../../core/tracker/engine.ts";
+import { loadWasmEngine, wasmMemoryBytes, wasmRingAddress } from "../../core/tracker/wasm_engine.ts";
 import { rng, shuffle } from "./random.ts";
 
 type Outcome = { ok: unknown } | { error: string; message: string };

@@ -1,5 +1,5 @@
 /**
- * The WASM binding's per-call fast path (core/wasm_engine.ts sets a record's bit from JS
+ * The WASM binding's per-call fast path (core/tracker/wasm_engine.ts sets a record's bit from JS
  * over linear memory and calls WASM only for the head, a word that fills, and handles
  * outside the retained records) agrees with the JS engine and with the pure-WASM call
  * path on every answer, position and stat: at the cases where it hands over to WASM
@@ -11,8 +11,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { Tracker, type TrackerOptions } from "../../core/mod.ts";
-import type { Engine, EngineTracker } from "../../core/engine.ts";
-import { loadWasmEngine, wasmCallEngine, wasmMemoryBytes, wasmRingBytes } from "../../core/wasm_engine.ts";
+import type { Engine, EngineTracker } from "../../core/tracker/engine.ts";
+import { loadWasmEngine, wasmCallEngine, wasmMemoryBytes, wasmRingBytes } from "../../core/tracker/wasm_engine.ts";
 import { rng, shuffle } from "./random.ts";
 
 /** Everything observable of a tracker except the engine's name and its byte count. */

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Completion, EngineUnavailableError, ready, Tracker } from "../../core/mod.ts";
-import { provideWasmEngine } from "../../core/engines.ts";
-import type { Engine, EngineTracker } from "../../core/engine.ts";
-import { loadWasmEngine, wasmMemoryUsedBytes, wasmRingAddress } from "../../core/wasm_engine.ts";
-import { wasmBytes } from "../../core/wasm_bytes.ts";
+import { provideWasmEngine } from "../../core/tracker/engines.ts";
+import type { Engine, EngineTracker } from "../../core/tracker/engine.ts";
+import { loadWasmEngine, wasmMemoryUsedBytes, wasmRingAddress } from "../../core/tracker/wasm_engine.ts";
+import { wasmBytes } from "../../core/tracker/wasm_bytes.ts";
 import { rng, shuffle } from "./random.ts";
 
 /** A tracker's life in a partition assignment: a few records, some completed, then revoke. */
@@ -247,8 +247,8 @@ describe("WASM engine loading", () => {
     try {
       delete g.WebAssembly;
       // a fresh copy of the binding, as in a runtime without WebAssembly; importing it registers its loader
-      const specifier = "../../core/wasm_engine.ts?without-webassembly"; // a variable: tsc does not resolve it
-      const fresh: typeof import("../../core/wasm_engine.ts") = await import(specifier);
+      const specifier = "../../core/tracker/wasm_engine.ts?without-webassembly"; // a variable: tsc does not resolve it
+      const fresh: typeof import("../../core/tracker/wasm_engine.ts") = await import(specifier);
       assert.throws(() => new Tracker({ engine: "wasm" }), (e: unknown) => {
         assert.ok(e instanceof EngineUnavailableError);
         assert.match(e.message, /engine "wasm" was requested but cannot load: WebAssembly is not available/);

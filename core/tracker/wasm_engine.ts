@@ -54,7 +54,7 @@
  */
 import type { Completion, Engine, EngineTracker } from "./engine.ts";
 import { provideWasmEngine } from "./engines.ts";
-import { EngineUnavailableError } from "./errors.ts";
+import { EngineUnavailableError } from "../errors.ts";
 import { plainBatch } from "./plain_batch.ts";
 import { wasmBytes } from "./wasm_bytes.ts";
 
@@ -379,7 +379,7 @@ export function loadWasmEngine(): Engine {
  *
  * @example
  * ```ts
- * import { ready, Tracker } from "./mod.ts";
+ * import { ready, Tracker } from "../mod.ts";
  * await ready();
  * new Tracker({ start: 0 }).engine; // "wasm"
  * ```

@@ -12,9 +12,9 @@
  * @module
  */
 import type { TopicPartition } from "./client.ts";
-import { InvalidArgumentError, describe } from "./errors.ts";
+import { InvalidArgumentError, describe } from "../errors.ts";
 import type { PartitionState } from "./metrics.ts";
-import type { Handle, Tracker } from "./tracker.ts";
+import type { Handle, Tracker } from "../tracker/tracker.ts";
 
 /**
  * `partition`: one record at a time per partition, in offset order. `key`: at most
@@ -235,7 +235,7 @@ export interface DispatchHooks<M> {
  *
  * @example
  * ```ts
- * import { Dispatcher, Tracker, Work } from "./mod.ts";
+ * import { Dispatcher, Tracker, Work } from "../mod.ts";
  * const d = new Dispatcher<string>({ ordering: "partition", concurrency: 4 }, {
  *   start: (w) => { d.attemptEnded(w); d.settle(w); w.lane.tracker.complete(w.handle); },
  *   pause: () => {}, resume: () => {},

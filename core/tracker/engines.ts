@@ -6,7 +6,7 @@
  * @module
  */
 import type { Engine } from "./engine.ts";
-import { EngineUnavailableError, InvalidArgumentError, describe } from "./errors.ts";
+import { EngineUnavailableError, InvalidArgumentError, describe } from "../errors.ts";
 import { jsEngine } from "./js_engine.ts";
 
 /** How to pick the engine of a tracker. */

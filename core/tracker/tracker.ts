@@ -5,7 +5,7 @@
  */
 import { Completion, type Engine, type EngineTracker } from "./engine.ts";
 import { type EngineChoice, resolveEngine } from "./engines.ts";
-import { CapacityError, InvalidArgumentError, InvalidBatchError, RevokedError, describe } from "./errors.ts";
+import { CapacityError, InvalidArgumentError, InvalidBatchError, RevokedError, describe } from "../errors.ts";
 import { type OffsetInput, toOffset } from "./offset.ts";
 
 /** A record's handle: a number issued at registration, valid only for the tracker that issued it. */
@@ -73,7 +73,7 @@ let handleScratch = new Float64Array(1024);
  *
  * @example
  * ```ts
- * import { Tracker, Completion } from "./mod.ts";
+ * import { Tracker, Completion } from "../mod.ts";
  * const t = new Tracker({ start: 100 });
  * const h = t.register([100, 104, 105], 106); // handles h, h + 1, h + 2
  * t.complete(h + 2); // Completion.Completed: 100 is still unfinished

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { InvalidOffsetError } from "./errors.ts";
+import { InvalidOffsetError } from "../errors.ts";
 
 /** An offset as clients hand it over: KafkaJS uses decimal strings, others bigint. */
 export type OffsetInput = number | bigint | string;

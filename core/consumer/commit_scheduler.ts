@@ -7,8 +7,8 @@
  * @module
  */
 import type { CommitOffset } from "./client.ts";
-import { InvalidArgumentError, OffsetFrontierError, describe } from "./errors.ts";
-import type { CommitProposal, Frontier, PartitionCommit } from "./frontier.ts";
+import { InvalidArgumentError, OffsetFrontierError, describe } from "../errors.ts";
+import type { CommitProposal, Frontier, PartitionCommit } from "../tracker/frontier.ts";
 
 /** `interval`: commit every `intervalMs`. `eager`: commit as soon as the previous commit returned and something moved. */
 export type CommitMode = "interval" | "eager";
@@ -47,7 +47,7 @@ export class CommitTimeoutError extends OffsetFrontierError {}
  *
  * @example
  * ```ts
- * import { CommitScheduler, Frontier } from "./mod.ts";
+ * import { CommitScheduler, Frontier } from "../mod.ts";
  * const frontier = new Frontier({ engine: "js" });
  * const scheduler = new CommitScheduler(frontier, { send: async (offsets) => { console.log(offsets); } }, { mode: "eager" });
  * scheduler.start();

@@ -23,10 +23,10 @@
 import type { ClientSink, CommitOffset, ConsumerClient, DeliveredBatch, TopicPartition } from "./client.ts";
 import { type CommitOptions, CommitScheduler } from "./commit_scheduler.ts";
 import { type DispatchOptions, Dispatcher, type Lane, Work } from "./dispatcher.ts";
-import { Completion } from "./engine.ts";
-import type { EngineChoice } from "./engines.ts";
-import { CapacityError, InvalidArgumentError, OffsetFrontierError, describe } from "./errors.ts";
-import { Frontier, type PartitionCommit } from "./frontier.ts";
+import { Completion } from "../tracker/engine.ts";
+import type { EngineChoice } from "../tracker/engines.ts";
+import { CapacityError, InvalidArgumentError, OffsetFrontierError, describe } from "../errors.ts";
+import { Frontier, type PartitionCommit } from "../tracker/frontier.ts";
 import {
   type ConsumerEvents,
   type ConsumerListeners,
@@ -123,7 +123,7 @@ function nonNegative(name: string, v: unknown, fallback: number): number {
  *
  * @example
  * ```ts
- * import { ParallelConsumer, type ConsumerClient } from "./mod.ts";
+ * import { ParallelConsumer, type ConsumerClient } from "../mod.ts";
  * declare const client: ConsumerClient<{ value: string }>;
  * const controller = new AbortController();
  * const consumer = new ParallelConsumer(client, {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { InvalidArgumentError, describe } from "./errors.ts";
+import { InvalidArgumentError, describe } from "../errors.ts";
 import type { OffsetInput } from "./offset.ts";
 import { Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";
 
@@ -63,7 +63,7 @@ interface Assignment {
  *
  * @example
  * ```ts
- * import { Frontier } from "./mod.ts";
+ * import { Frontier } from "../mod.ts";
  * const f = new Frontier({ engine: "js" });
  * const t = f.assign("orders", 0, 40);
  * const h = t.register([40, 41], 42);
