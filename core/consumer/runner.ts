@@ -293,7 +293,8 @@ export class ParallelConsumer<M> {
       this.#events.emit("error", { kind: "client", error });
     }
     const lanes = [...this.#dispatcher.lanes()];
-    for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining");
+    const until = Date.now() + graceMs;
+    for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining", until);
     this.#dispatcher.pump(); // what the drain kept (records below the highest started offset)
     const grace = sleep(graceMs);
     const outcome = await Promise.race([Promise.all(lanes.map((l) => l.idle())), grace.promise]);
@@ -406,7 +407,8 @@ export class ParallelConsumer<M> {
     const lanes = partitions
       ? partitions.map((p) => this.#dispatcher.lane(p.topic, p.partition)).filter((l): l is Lane<M> => !!l)
       : [...this.#dispatcher.lanes()];
-    for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining");
+    const until = Date.now() + this.#drainMs;
+    for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining", until);
     this.#dispatcher.pump();
     // Commit what is safe right now, synchronously when no commit is in flight: a client
     // that rejoins at once (KafkaJS) then sends it ahead of its JoinGroup, while the old
@@ -546,14 +548,14 @@ export class ParallelConsumer<M> {
   }
 
   #attemptFailed(work: Work<M>, error: unknown): void {
-    this.#dispatcher.attemptEnded(work);
     this.#failures++;
     work.error = error;
     const lane = work.lane;
-    if (lane.state !== "active") {
+    const left = this.#dispatcher.drainLeft(lane); // Infinity while active; a drain retries within its deadline
+    if (left <= 0) {
       this.#dispatcher.abandon(work); // stays pending: delivered again after the revoke or restart
     } else if (canRetry(this.#retry, work.attempt)) {
-      const delayMs = backoffDelay(this.#retry, work.attempt);
+      const delayMs = Math.min(backoffDelay(this.#retry, work.attempt), Math.floor(left / 2));
       this.#retries++;
       if (this.#events.has("retry")) {
         this.#events.emit("retry", {
@@ -571,6 +573,8 @@ export class ParallelConsumer<M> {
     } else {
       this.#stopPartition(work, error);
     }
+    // Only now: a drain waiting for the lane to go idle must see the retry or dead letter scheduled.
+    this.#dispatcher.attemptEnded(work);
     this.#dispatcher.pump();
   }
 
@@ -603,11 +607,11 @@ export class ParallelConsumer<M> {
         this.#dispatcher.sideEnded(work);
         if (lane.ended) return;
         this.#events.emit("error", { ...info, kind: "dead-letter", error });
-        if (lane.state !== "active") {
+        if (this.#dispatcher.drainLeft(lane) <= 0) {
           this.#dispatcher.abandon(work);
         } else if (canRetry(this.#retry, produceAttempt)) {
           this.#dispatcher.wait(work, backoffDelay(this.#retry, produceAttempt), () => {
-            if (lane.state !== "active") this.#dispatcher.abandon(work);
+            if (this.#dispatcher.drainLeft(lane) <= 0) this.#dispatcher.abandon(work);
             else this.#deadLetter(work, produceAttempt + 1);
           });
         } else {
