@@ -351,12 +351,17 @@ class Tally {
       best.size = 0;
       return;
     }
+    const top = bitLength(this.max); // every value has at most `top` bits
+    let low = 0;
+    while (this.byLength[low] === 0) low++;
+    // orders above top + 1 only cost more (every value then takes k + 1 bits, or 1 + k)
+    const kMax = Math.min(CODES - 1, top + 1);
     let carry = 0;
-    for (let k = 0; k < CODES; k++) {
+    for (let k = 0; k <= kMax; k++) {
       carry += this.carry[k];
-      if (this.max + POW2[k] > LIMIT) continue; // v + 2^k must stay exact (and Rice is no better there)
+      if (this.max + POW2[k] > LIMIT) break; // v + 2^k must stay exact (larger k only cost more here)
       let eg = carry;
-      for (let b = 0; b <= MAX_BITLEN; b++) {
+      for (let b = low; b <= top; b++) {
         const c = this.byLength[b];
         if (c !== 0) eg += c * (k >= b ? k + 1 : 2 * b - 1 - k);
       }
@@ -365,7 +370,7 @@ class Tally {
         best.code = k;
       }
       let rice = this.count * (1 + k);
-      for (let j = k; j < MAX_BITLEN; j++) if (this.bits[j] !== 0) rice += this.bits[j] * POW2[j - k];
+      for (let j = k; j < top; j++) if (this.bits[j] !== 0) rice += this.bits[j] * POW2[j - k];
       if (rice < best.size) {
         best.size = rice;
         best.code = CODES + k;
@@ -587,7 +592,8 @@ function finish(format: number, topic: string, partition: number, base: number, 
       bit += 6;
     }
   }
-  return DECODER.decode(outChars.subarray(0, n));
+  // short strings: fromCharCode is cheaper than a TextDecoder call
+  return n <= 2048 ? String.fromCharCode.apply(null, outChars.subarray(0, n) as unknown as number[]) : DECODER.decode(outChars.subarray(0, n));
 }
 
 /** Reads n ≤ 24 bits at bit position `at` of `buf` (bits past the buffer read as 0). */
