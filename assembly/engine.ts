@@ -571,9 +571,11 @@ function advance(t: usize): void {
 
 // ---------------------------------------------------------------- unfinished runs
 
-// The seq after the last pair unfinishedRuns() wrote (or where it stopped): where a next
-// call continues when the caller's output area was full.
+// Where the last unfinishedRuns() call stopped: the seq after its last pair, and the
+// pending records from there on. A next call continues there when the caller's output
+// area was full.
 let resumeSeq: i64 = 0;
+let resumeLeft: i64 = 0;
 
 /**
  * The first seq in [pos, end) whose record is pending (bit clear), else end: ctz in the
@@ -644,11 +646,12 @@ function runAtSeq(runs: usize, rm: u32, r: i64, tail: i64, seq: i64): i64 {
 
 /**
  * Writes up to `maxRuns` pairs (startOffset, length) of f64 at `dst` describing the
- * pending records from seq `from` on (from the head when `from` is below it), in offset
+ * pending records from the head on (`from` < 0), or from where the last call of this
+ * tracker stopped (`from` = unfinishedResume(), nothing changed in between), in offset
  * order, each pair maximal: it ends where the next record is completed, lies past an
  * offset gap (a run boundary: runs start only at gaps), or was not registered. Returns
- * the number of pairs; unfinishedResume() then gives the seq to continue from. One call
- * per commit: no allocation, whole words skipped (see nextPending, nextCompleted).
+ * the number of pairs. One call per commit: no allocation, whole words skipped (see
+ * nextPending, nextCompleted), and the scan ends once every pending record is in a pair.
  */
 export function unfinishedRuns(t: usize, dst: usize, maxRuns: u32, from: f64): u32 {
   const head = load<i64>(t, HEAD);
@@ -660,12 +663,16 @@ export function unfinishedRuns(t: usize, dst: usize, maxRuns: u32, from: f64): u
   const rm = load<u32>(t, RUN_MASK);
   const tail = load<i64>(t, RUN_TAIL);
   let r = load<i64>(t, RUN_HEAD); // invariant: runSeq(r) ≤ pos whenever pos is pending
-  let pos = <i64>from;
-  if (pos < head) pos = head;
+  let pos = head;
+  let left = <i64>(load<u32>(t, LEN) - load<u32>(t, BLOCKED)); // pending records not yet in a pair: 0 ends the scan
+  if (from >= 0) {
+    pos = <i64>from;
+    left = resumeLeft;
+  }
   let n: u32 = 0;
-  while (n < maxRuns) {
+  while (n < maxRuns && left > 0) {
     pos = nextPending(bits, summary, mask, pos, end);
-    if (pos >= end) break;
+    if (pos >= end) break; // not reached while `left` is exact
     const stop = nextCompleted(bits, mask, pos + 1, end); // [pos, stop): pending seqs
     r = runAtSeq(runs, rm, r, tail, pos);
     // Split [pos, stop) at the run boundaries inside it.
@@ -675,6 +682,7 @@ export function unfinishedRuns(t: usize, dst: usize, maxRuns: u32, from: f64): u
       const at = dst + (<usize>n << 4);
       store<f64>(at, <f64>(runOff(runs, rm, r) + (pos - runSeq(runs, rm, r))));
       store<f64>(at, <f64>(e - pos), 8);
+      left -= e - pos;
       n++;
       pos = e;
       if (pos >= stop || n >= maxRuns) break;
@@ -682,6 +690,7 @@ export function unfinishedRuns(t: usize, dst: usize, maxRuns: u32, from: f64): u
     }
   }
   resumeSeq = pos;
+  resumeLeft = left;
   return n;
 }
 

@@ -32,6 +32,52 @@ function ctz(x: number): number {
 }
 
 /**
+ * The first seq in [pos, end) whose record is pending (bit clear) in a ring of `mask + 1`
+ * bits, else end: ctz in the word, then whole words of completed records skipped via the
+ * summary. The ring's words are a multiple of 32 (≥ 1,024 bits), so a summary skip ends
+ * at the ring's end at the latest, where the scan wraps to position 0.
+ */
+function nextPending(bits: Int32Array, summary: Int32Array, mask: number, pos: number, end: number): number {
+  while (pos < end) {
+    const p = pos & mask;
+    const off = p & 31;
+    const zeros = ~bits[p >>> 5] & (-1 << off);
+    if (zeros !== 0) {
+      pos += ctz(zeros) - off;
+      return pos < end ? pos : end;
+    }
+    pos += 32 - off;
+    while (pos < end) { // at a word boundary: skip every word the summary marks as all ones
+      const w = (pos & mask) >>> 5;
+      const sb = w & 31;
+      const notFull = ~summary[w >>> 5] & (-1 << sb);
+      if (notFull === 0) {
+        pos += (32 - sb) << 5;
+        continue;
+      }
+      pos += (ctz(notFull) - sb) << 5;
+      break;
+    }
+  }
+  return end;
+}
+
+/** The first seq in [pos, end) whose record is completed (bit set), else end: a word of pending records is one step. */
+function nextCompleted(bits: Int32Array, mask: number, pos: number, end: number): number {
+  while (pos < end) {
+    const p = pos & mask;
+    const off = p & 31;
+    const ones = bits[p >>> 5] & (-1 << off);
+    if (ones !== 0) {
+      pos += ctz(ones) - off;
+      return pos < end ? pos : end;
+    }
+    pos += 32 - off;
+  }
+  return end;
+}
+
+/**
  * The last run starting at or before `seq` among runs [r, tail) (absolute indices), given
  * runSeq(r) ≤ seq: galloping from r (steps 1, 2, 4, …), then bisection, so finding the
  * run d runs on costs O(log d).
@@ -230,15 +276,16 @@ class JsTracker implements EngineTracker {
   }
 
   unfinishedRuns(out: Float64Array, maxRuns: number): number {
-    const end = this.#issued, runSeq = this.#runSeq, runOff = this.#runOff, rm = this.#runMask;
-    const tail = this.#runTail;
+    const end = this.#issued, mask = this.#mask, bits = this.#bits, summary = this.#summary;
+    const runSeq = this.#runSeq, runOff = this.#runOff, rm = this.#runMask, tail = this.#runTail;
+    let left = end - this.#head - this.#blocked; // pending records not yet in a pair: 0 ends the scan early
     let r = this.#runHead; // invariant: runSeq(r) ≤ pos whenever pos is pending
     let pos = this.#head;
     let n = 0;
-    while (n < maxRuns) {
-      pos = this.#nextPending(pos, end);
-      if (pos >= end) break;
-      const stop = this.#nextCompleted(pos + 1, end); // [pos, stop): pending seqs
+    while (n < maxRuns && left > 0) {
+      pos = nextPending(bits, summary, mask, pos, end);
+      if (pos >= end) break; // not reached while `left` is exact
+      const stop = nextCompleted(bits, mask, pos + 1, end); // [pos, stop): pending seqs
       r = runAtSeq(runSeq, rm, r, tail, pos);
       // Split [pos, stop) at the run boundaries inside it: runs start only at offset gaps.
       for (;;) {
@@ -247,6 +294,7 @@ class JsTracker implements EngineTracker {
         const ri = r & rm;
         out[2 * n] = runOff[ri] + (pos - runSeq[ri]);
         out[2 * n + 1] = e - pos;
+        left -= e - pos;
         n++;
         pos = e;
         if (pos >= stop || n >= maxRuns) break;
@@ -254,51 +302,6 @@ class JsTracker implements EngineTracker {
       }
     }
     return n;
-  }
-
-  /** The first seq in [pos, end) whose record is pending (bit clear), else end: full words skipped via the summary. */
-  #nextPending(pos: number, end: number): number {
-    const mask = this.#mask, bits = this.#bits, summary = this.#summary;
-    while (pos < end) {
-      const p = pos & mask;
-      const off = p & 31;
-      const zeros = ~bits[p >>> 5] & (-1 << off);
-      if (zeros !== 0) {
-        pos += ctz(zeros) - off;
-        return pos < end ? pos : end;
-      }
-      pos += 32 - off;
-      // At a word boundary: skip every word the summary marks as all ones. The ring's
-      // words are a multiple of 32 (≥ 1,024 bits), so a skip ends at the ring's end at the latest.
-      while (pos < end) {
-        const w = (pos & mask) >>> 5;
-        const sb = w & 31;
-        const notFull = ~summary[w >>> 5] & (-1 << sb);
-        if (notFull === 0) {
-          pos += (32 - sb) << 5;
-          continue;
-        }
-        pos += (ctz(notFull) - sb) << 5;
-        break;
-      }
-    }
-    return end;
-  }
-
-  /** The first seq in [pos, end) whose record is completed (bit set), else end: a word of pending records is one step. */
-  #nextCompleted(pos: number, end: number): number {
-    const mask = this.#mask, bits = this.#bits;
-    while (pos < end) {
-      const p = pos & mask;
-      const off = p & 31;
-      const ones = bits[p >>> 5] & (-1 << off);
-      if (ones !== 0) {
-        pos += ctz(ones) - off;
-        return pos < end ? pos : end;
-      }
-      pos += 32 - off;
-    }
-    return end;
   }
 
   bytes(): number {

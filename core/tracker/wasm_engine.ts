@@ -308,7 +308,7 @@ class WasmTracker implements EngineTracker {
     const x = this.x, t = this.t;
     const want = Math.min(maxRuns, x.retained(t) - x.blocked(t));
     let n = 0;
-    let from = 0; // a seq: below the head means "from the head"
+    let from = -1; // from the head; then the seq where the last call stopped
     while (n < want) {
       const k = Math.min(want - n, CHUNK >>> 1);
       const at = reserve(x, 2 * k); // may grow the memory: views re-made before they are read

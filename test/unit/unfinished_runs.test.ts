@@ -372,6 +372,16 @@ describe("unfinishedRuns: both engines, the model and the rule", () => {
     p.check("after more completions", [3]);
     p.revoke();
   });
+
+  test("more pairs than one WASM call writes, inside one pending stretch: 70,000 records, a gap after each", () => {
+    const n = 70_000;
+    const p = new Trio(0);
+    p.register(Array.from({ length: n }, (_, i) => 2 * i), 2 * n); // every record its own run
+    assert.equal(p.check("all pending", [32_768, 32_769, 65_536, 69_999]).length, 2 * n);
+    p.complete([1, 40_000, 69_999]);
+    assert.equal(p.check("three completed", [32_768, 65_537]).length, 2 * (n - 3));
+    p.revoke();
+  });
 });
 
 describe("unfinishedRuns: arguments", () => {
