@@ -302,11 +302,14 @@ class WasmTracker implements EngineTracker {
    * The scan runs in WASM, one call per CHUNK / 2 pairs (one call for any realistic
    * `maxRuns`), writing into the scratch area, which is then copied into `out`. Each pair
    * holds at least one pending record, so the scratch area never needs more than
-   * 2 · pending slots.
+   * 2 · pending slots (LEN and BLOCKED are u32 fields: their Int32Array slots read them
+   * exactly, as both are below 2^31).
    */
   unfinishedRuns(out: Float64Array, maxRuns: number): number {
     const x = this.x, t = this.t;
-    const want = Math.min(maxRuns, x.retained(t) - x.blocked(t));
+    refreshViews(x);
+    const i = t >>> 2;
+    const want = Math.min(maxRuns, i32[i + LEN] - i32[i + BLOCKED]); // the pending records, read from the struct
     let n = 0;
     let from = -1; // from the head; then the seq where the last call stopped
     while (n < want) {
