@@ -14,6 +14,7 @@
 import type { TopicPartition } from "./client.ts";
 import { InvalidArgumentError, describe } from "../errors.ts";
 import type { PartitionState } from "./metrics.ts";
+import type { CompletedSet } from "../tracker/completed_set.ts";
 import type { Handle, Tracker } from "../tracker/tracker.ts";
 
 /**
@@ -168,6 +169,10 @@ export class Lane<M> implements TopicPartition {
   abandoned = false;
   /** Paused at the client (backpressure, or stopped). */
   paused = false;
+  /** Paused at the client until the committed metadata is read (no batch is taken meanwhile). */
+  held = false;
+  /** What an earlier owner's commit claimed finished, while delivery has not passed it. */
+  claim: CompletedSet | undefined;
   /** When the current pause began. */
   pausedAt = 0;
   /** Paused time of finished pauses. */

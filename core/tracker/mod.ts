@@ -31,6 +31,7 @@ export {
 export {
   type CommitProposal,
   Frontier,
+  type FrontierOptions,
   type PartitionCommit,
   type PartitionPositions,
   type PartitionStats,

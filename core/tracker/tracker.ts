@@ -146,6 +146,11 @@ export class Tracker {
     return d < 0 ? undefined : d;
   }
 
+  /** Completed records held behind an unfinished earlier one (`stats().blocked`, without the snapshot); 0 after {@link revoke}. */
+  get blocked(): number {
+    return this.#store === undefined ? 0 : this.#store.blocked();
+  }
+
   /**
    * Registers a delivered batch, whole and in delivery order, before any of its work
    * is dispatched. The whole batch is validated first; on any error nothing changes.
