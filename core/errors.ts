@@ -55,6 +55,12 @@ export class RevokedError extends OffsetFrontierError {}
 /** An option or argument outside its allowed range or type. */
 export class InvalidArgumentError extends OffsetFrontierError {}
 
+/**
+ * No tracker can be created: every slice of the handle space is held by a live tracker
+ * or used up (see `core/tracker/handle_space.ts`). Revoke trackers that are done.
+ */
+export class HandleSpaceError extends OffsetFrontierError {}
+
 /** The requested engine cannot run here (e.g. `engine: "wasm"` where WebAssembly is unavailable). */
 export class EngineUnavailableError extends OffsetFrontierError {}
 
