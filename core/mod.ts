@@ -42,6 +42,7 @@ export {
 export {
   type DispatchHooks,
   Dispatcher,
+  Fifo,
   type DispatchOptions,
   Lane,
   type Ordering,

@@ -63,7 +63,7 @@ interface Assignment {
  *
  * @example
  * ```ts
- * import { Frontier } from "../mod.ts";
+ * import { Frontier } from "offset-frontier/tracker";
  * const f = new Frontier({ engine: "js" });
  * const t = f.assign("orders", 0, 40);
  * const h = t.register([40, 41], 42);
@@ -79,7 +79,10 @@ export class Frontier {
   readonly #outstanding = new Map<number, Assignment[]>(); // proposal id → the assignments it was made for
   #nextId = 1;
 
-  /** @param options tracker options shared by every partition (capacity, engine, clock) */
+  /**
+   * A frontier with no assignment yet.
+   * @param options tracker options shared by every partition (capacity, engine, clock)
+   */
   constructor(options: Omit<TrackerOptions, "start"> = {}) {
     this.#options = { ...options };
   }

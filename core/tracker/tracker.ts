@@ -88,7 +88,7 @@ let handleScratch = new Float64Array(1024);
  *
  * @example
  * ```ts
- * import { Tracker, Completion } from "../mod.ts";
+ * import { Completion, Tracker } from "offset-frontier/tracker";
  * const t = new Tracker({ start: 100 });
  * const h = t.register([100, 104, 105], 106); // handles h, h + 1, h + 2
  * t.complete(h + 2); // Completion.Completed: 100 is still unfinished
@@ -110,6 +110,7 @@ export class Tracker {
   readonly #lease: Lease;
 
   /**
+   * A tracker for a new partition assignment, with nothing registered.
    * @param options start, capacity, engine and clock
    * @throws {InvalidOffsetError} for a bad `start`
    * @throws {InvalidArgumentError} for a bad capacity, engine or clock

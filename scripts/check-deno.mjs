@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// The JSR side of `npm run lint`: every entry point of deno.json "exports" must pass
+// `deno check` (type-check as Deno and JSR see it, bare imports through deno.json
+// "imports") and `deno doc --lint` (every public symbol documented, explicit types, no
+// private type in a public signature). Prints Deno's report and exits 1 when either
+// complains; `--help` prints this.
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const args = process.argv.slice(2);
+if (args.includes("--help") || args.includes("-h")) {
+  console.log("usage: node scripts/check-deno.mjs   (deno check + deno doc --lint of every deno.json export)");
+  process.exit(0);
+}
+if (args.length > 0) {
+  console.error(`check-deno: unknown argument ${JSON.stringify(args[0])} (try --help)`);
+  process.exit(2);
+}
+const deno = process.platform === "win32" ? "deno.cmd" : "deno";
+const bin = fileURLToPath(new URL(`../node_modules/.bin/${deno}`, import.meta.url));
+const entries = Object.values(JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8")).exports);
+
+let failed = false;
+for (const cmd of [["check", ...entries], ["doc", "--lint", ...entries]]) {
+  const r = spawnSync(bin, cmd, { cwd: root, encoding: "utf8", timeout: 300_000, env: { ...process.env, NO_COLOR: "1" } });
+  if (r.status !== 0) {
+    failed = true;
+    process.stderr.write(`deno ${cmd.slice(0, cmd[0] === "doc" ? 2 : 1).join(" ")} failed:\n${r.stdout}${r.stderr}\n`);
+  }
+}
+process.exit(failed ? 1 : 0);
