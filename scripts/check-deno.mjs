@@ -7,17 +7,14 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { parseCli } from "./cli.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const args = process.argv.slice(2);
-if (args.includes("--help") || args.includes("-h")) {
-  console.log("usage: node scripts/check-deno.mjs   (deno check + deno doc --lint of every deno.json export)");
-  process.exit(0);
-}
-if (args.length > 0) {
-  console.error(`check-deno: unknown argument ${JSON.stringify(args[0])} (try --help)`);
-  process.exit(2);
-}
+parseCli({
+  name: "check-deno",
+  usage: "usage: node scripts/check-deno.mjs      (part of npm run lint)\n\n" +
+    "deno check and deno doc --lint of every entry point in deno.json \"exports\".",
+});
 const deno = process.platform === "win32" ? "deno.cmd" : "deno";
 const bin = fileURLToPath(new URL(`../node_modules/.bin/${deno}`, import.meta.url));
 const entries = Object.values(JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8")).exports);
