@@ -14,8 +14,9 @@
  *     partition-ordered. Durations here: first record started → last record finished.
  *
  * One discarded warm-up pass first; repetitions are interleaved and rotated.
- * Prints a table and writes bench/results/consumer.json.
- * Options: --records N (a), --reps N (a; b uses max(1, reps − 2)), --skip-partition.
+ * Prints a table and writes bench/results/tmp/consumer.json (with --save: the committed
+ * bench/results/consumer.json).
+ * Options: --records N (a), --reps N (a; b uses max(1, reps − 2)), --skip-partition, --save.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -26,15 +27,26 @@ import type { Consumer } from "kafkajs";
 import { createKafkaJSConsumer, type Ordering } from "../adapters/kafkajs.ts";
 import { createTopic, endOffsets, produce, withBroker } from "../test/broker/broker.ts";
 import { kafka, unique } from "../test/kafka/helpers.ts";
+import { cli, intFlag } from "./cli.ts";
 
-const argv = process.argv.slice(2);
-const opt = (name: string, fallback: number): number => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? Number(argv[i + 1]) : fallback;
-};
-const RECORDS = opt("--records", 300_000);
-const REPS = opt("--reps", 5);
-const SKIP_PARTITION = argv.includes("--skip-partition");
+const o = cli(
+  "consumer.bench",
+  `usage: npm run bench:consumer -- [options]
+       (node scripts/with-broker.mjs -- node --import tsx bench/consumer.bench.ts [options])
+
+The parallel consumer against a real broker: (a) overhead vs plain KafkaJS, (b) the
+Parallel Consumer's published example. Prints a table; writes bench/results/tmp/consumer.json.
+
+  --records N          records of (a) (default 300000)
+  --reps N             repetitions of (a); (b) uses max(1, N - 2) (default 5)
+  --skip-partition     skip (b)'s partition-ordered run (the slow one)
+  --save               write the committed bench/results/consumer.json instead
+  -h, --help           this text`,
+  { records: { type: "string" }, reps: { type: "string" }, "skip-partition": { type: "boolean" }, save: { type: "boolean" } },
+);
+const RECORDS = o.records === undefined ? 300_000 : intFlag("consumer.bench", "records", o.records, 1);
+const REPS = o.reps === undefined ? 5 : intFlag("consumer.bench", "reps", o.reps, 1);
+const SKIP_PARTITION = o["skip-partition"] === true;
 const PC = { records: 10_000, keys: 1_000, concurrency: 100, unordered: 2.829, key: 2.056, partition: 22.221 };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -256,8 +268,9 @@ await withBroker(async (brokers) => {
       rows: pcRows,
     },
   };
-  const dir = join(dirname(fileURLToPath(import.meta.url)), "results");
+  const results = join(dirname(fileURLToPath(import.meta.url)), "results");
+  const dir = o.save ? results : join(results, "tmp");
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "consumer.json"), JSON.stringify(out, null, 2) + "\n");
-  console.log(`\nwrote bench/results/consumer.json`);
+  console.log(`\nwrote bench/results/${o.save ? "" : "tmp/"}consumer.json${o.save ? "" : " (--save writes the committed one)"}`);
 });

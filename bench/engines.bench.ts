@@ -25,9 +25,27 @@
  */
 import { bench, run } from "mitata";
 import { Tracker } from "../core/mod.ts";
-import { arg, runtimeName } from "./cli.ts";
+import { cli, intFlag, runtimeName, usageError } from "./cli.ts";
 
-const FILTER = new RegExp(arg("--filter") ?? ".");
+const o = cli(
+  "engines.bench",
+  `usage: node --import tsx bench/engines.bench.ts [--filter REGEX] [--rounds N]
+       (bun bench/engines.bench.ts …, deno run -A bench/engines.bench.ts …)
+
+The engines head to head (mitata), then paired rounds. Prints tables; writes nothing.
+
+  --filter REGEX       mitata rows to run (default all)
+  --rounds N           paired rounds (default 15; 0 skips them)
+  -h, --help           this text`,
+  { filter: { type: "string" }, rounds: { type: "string" } },
+);
+const FILTER = (() => {
+  try {
+    return new RegExp(o.filter ?? ".");
+  } catch {
+    return usageError("engines.bench", `--filter must be a regular expression; got ${JSON.stringify(o.filter)}`);
+  }
+})();
 
 const N = 1_000_000;
 const BATCH = 1_000;
@@ -161,7 +179,7 @@ if (p50.has("js per-call complete")) {
 // skews the ratios. Paired rounds: each round times one iteration of every row back to
 // back (in a rotating order) and the ratios are taken within the round; the median over
 // the rounds is what load swings disturb least.
-const ROUNDS = Number(arg("--rounds") ?? 15);
+const ROUNDS = o.rounds === undefined ? 15 : intFlag("engines.bench", "rounds", o.rounds, 0);
 const paired: Record<string, () => number> = {
   "js per-call complete": timed(setup("js"), ({ t, handles }) => {
     for (let i = 0; i < N; i++) t.complete(handles[i]);

@@ -27,7 +27,7 @@ import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { Tracker } from "../core/mod.ts";
-import { arg, runtimeName } from "./cli.ts";
+import { cli, intFlag, runtimeName, usageError } from "./cli.ts";
 import { BATCH, feed } from "./data.ts";
 import { median, now, permutation, Rng } from "./measure.ts";
 
@@ -154,10 +154,23 @@ function parent(rounds: number): void {
   console.log(`the tracker's registration (validated, ${fmt(N / BATCH)} batches of ${BATCH}, not in the rates above): ${(reg * 1e6 / N).toFixed(2)} ns/record`);
 }
 
-const subject = arg("--subject");
+const o = cli(
+  "floor",
+  `usage: node --import tsx bench/floor.ts [--rounds N]
+       (bun bench/floor.ts …, deno run -A bench/floor.ts …)
+
+The tracker's per-call completion against its floor, each subject in its own process,
+taking turns for N rounds. Prints a table; writes nothing.
+
+  --rounds N           rounds (default 3)
+  --subject NAME       internal: run one subject (${SUBJECTS.join(", ")}) and print its rate
+  -h, --help           this text`,
+  { rounds: { type: "string" }, subject: { type: "string" } },
+);
+const subject = o.subject;
 if (subject !== undefined) {
-  if (!(SUBJECTS as readonly string[]).includes(subject)) throw new Error(`unknown subject ${subject}`);
+  if (!(SUBJECTS as readonly string[]).includes(subject)) usageError("floor", `unknown subject ${JSON.stringify(subject)}`);
   child(subject as SubjectName);
 } else {
-  parent(Number(arg("--rounds") ?? 3));
+  parent(o.rounds === undefined ? 3 : intFlag("floor", "rounds", o.rounds, 1));
 }

@@ -15,10 +15,23 @@
 import { existsSync } from "node:fs";
 import { bench, run, summary } from "mitata";
 import { resolveEngine } from "../core/mod.ts";
-import { runtimeName } from "./cli.ts";
+import { cli, runtimeName } from "./cli.ts";
 import { BASE } from "./data.ts";
 import { permutation, Rng } from "./measure.ts";
 import { ROWS, subjectFactory } from "./rows.ts";
+
+cli(
+  "micro",
+  `usage: node --expose-gc --import tsx bench/micro.ts
+       (bun bench/micro.ts, deno run -A --v8-flags=--expose-gc bench/micro.ts)
+
+The steady-state micro-benchmark (mitata): every row registers a batch of 64 and
+completes it in a shuffled order. Prints mitata's table and @@row lines; writes nothing.
+
+  --quick, --only LIST accepted (bench/run.mjs passes its own), no effect here
+  -h, --help           this text`,
+  { quick: { type: "boolean" }, only: { type: "string" } },
+);
 
 const K = 64;
 const order = permutation(K, new Rng(99));

@@ -2,48 +2,85 @@
 // The cross-runtime benchmark (`npm run bench`, `npm run bench -- --quick`).
 //
 // Runs bench/suite.ts once per (runtime, row) — Node (via tsx), Bun, then Deno — each in
-// its own process, streams a line per result as it finishes, and writes
-// bench/results/<name>.json (rows), <name>.md (tables + ratio checks) and <name>.svg
-// (chart), where <name> is `latest` for the full run and `quick` for --quick.
-//
-// Options: --quick, --runtimes node,bun,deno, --rows js,deque-map, --only random,gaps-txn,
-// --processes K (processes per row for the `random` scenario; 5 in a full run, 1 quick),
-// --out NAME, --report (re-render the .md/.svg from an existing <name>.json).
+// its own process, streams a line per result as it finishes, and writes <name>.json
+// (rows), <name>.md (tables + ratio checks), <name>.svg (chart) and <name>.summary.svg
+// (the compact chart; `summary.svg` for latest), where <name> is `latest` for the full
+// run and `quick` for --quick. They go to the git-ignored bench/results/tmp/ unless
+// --save is given: then to bench/results/ (the committed results) and the results
+// section of bench/README.md.
 //
 // Then, as a separate step, the completed-set codec bench (bench/codec.bench.ts) once per
-// runtime: its table goes into <name>.md and its rows into bench/results/codec.json (full run)
-// or <name>.codec.json. --no-codec skips it (so does --only without `codec`); --codec-only runs
+// runtime: its table goes into <name>.md and its rows into codec.json (full run) or
+// <name>.codec.json. --no-codec skips it (so does --only without `codec`); --codec-only runs
 // just that step and writes codec.json and codec.md (codec-quick.* with --quick), nothing else.
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checks, codecMarkdown, fmtRate, markdown, readmeSection, svg } from "./report.mjs";
+import { checks, codecMarkdown, fmtRate, markdown, readmeSection, summarySvg, svg } from "./report.mjs";
+import { intFlag, listFlag, parseCli, usageError } from "../scripts/cli.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const argv = process.argv.slice(2);
-const flag = (name) => argv.includes(name);
-const opt = (name) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const quick = flag("--quick");
-const name = opt("--out") ?? (quick ? "quick" : "latest");
-const outDir = join(root, "bench", "results");
 const ALL_ROWS = ["js", "wasm", "wasm-batch", "set-watermark", "deque-map", "sorted-map"];
-const rows = opt("--rows")?.split(",") ?? ALL_ROWS;
-const runtimes = opt("--runtimes")?.split(",") ?? ["node", "bun", "deno"];
-const only = opt("--only");
+const ALL_RUNTIMES = ["node", "bun", "deno"];
+const ALL_SCENARIOS = ["in-order", "random", "slow-head", "gaps-txn", "gaps-compacted", "partitions", "batches", "steady-64", "memory-dense", "memory-txn", "memory-compacted"];
+const USAGE = `usage: npm run bench -- [options]      (node bench/run.mjs [options])
+
+The cross-runtime benchmark: every row × scenario on Node, Bun and Deno (a full run takes
+an hour or more on 2 cores; --quick takes a few minutes with reduced sizes).
+
+  --quick              reduced sizes, one process per row; ratio checks are informational
+  --save               write the committed results (bench/results/<name>.*, and for a full
+                       run the results section of bench/README.md); without it everything
+                       goes to the git-ignored bench/results/tmp/
+  --runtimes LIST      comma-separated: ${ALL_RUNTIMES.join(", ")} (default all)
+  --rows LIST          comma-separated: ${ALL_ROWS.join(", ")} (default all)
+  --only LIST          comma-separated scenarios: ${ALL_SCENARIOS.join(", ")}
+  --processes K        processes per row for the random scenario (default 5, quick 1)
+  --no-codec           skip the completed-set codec step (also skipped by --only without codec)
+  --codec-only         only the codec step: writes codec.json and codec.md
+  --out NAME           result name (default latest, quick for --quick)
+  --render-only        no benchmark: re-render <name>.md and the charts from <name>.json
+                       (read from bench/results/tmp/, else from the committed bench/results/)
+                       (--report is the same)
+  -h, --help           this text`;
+
+const { values: o } = parseCli({
+  name: "bench",
+  usage: USAGE,
+  options: {
+    quick: { type: "boolean" },
+    save: { type: "boolean" },
+    runtimes: { type: "string" },
+    rows: { type: "string" },
+    only: { type: "string" },
+    processes: { type: "string" },
+    out: { type: "string" },
+    report: { type: "boolean" },
+    "render-only": { type: "boolean" },
+    "no-codec": { type: "boolean" },
+    "codec-only": { type: "boolean" },
+  },
+});
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const quick = o.quick === true;
+const renderOnly = o.report === true || o["render-only"] === true;
+const name = o.out ?? (quick ? "quick" : "latest");
+if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) usageError("bench", `--out must be a plain file name; got ${JSON.stringify(name)}`);
+const committedDir = join(root, "bench", "results");
+const outDir = o.save ? committedDir : join(committedDir, "tmp");
+const rows = o.rows === undefined ? ALL_ROWS : listFlag("bench", "rows", o.rows, ALL_ROWS);
+const runtimes = o.runtimes === undefined ? ALL_RUNTIMES : listFlag("bench", "runtimes", o.runtimes, ALL_RUNTIMES);
+const only = o.only === undefined ? undefined : listFlag("bench", "only", o.only, [...ALL_SCENARIOS, "codec"]).join(",");
+const codecOnly = o["codec-only"] === true;
+const withCodec = codecOnly || (o["no-codec"] !== true && (!only || only.split(",").includes("codec")));
 // The ratio checks' scenario runs in this many processes per (runtime, row) in a full
 // run; the median process counts. On a shared 2-vCPU machine a whole process can land in
 // a slow phase (a neighbour's load) or get slower compiled code (JIT timing) that the
 // median of passes inside one process cannot remove; every row, baselines included, gets
 // the same treatment, and the rows take turns (see below).
 const REPEATED = "random";
-const processes = Number(opt("--processes") ?? (quick ? 1 : 5));
-const codecOnly = flag("--codec-only");
-const withCodec = codecOnly || (!flag("--no-codec") && (!only || only.split(",").includes("codec")));
+const processes = o.processes === undefined ? (quick ? 1 : 5) : intFlag("bench", "processes", o.processes, 1, 50);
 
 const bin = (tool) => {
   const local = join(root, "node_modules", ".bin", tool);
@@ -201,16 +238,21 @@ if (codecOnly) {
   const base = quick ? "codec-quick" : "codec";
   writeFileSync(join(outDir, `${base}.json`), JSON.stringify({ machine: machine(), runs: reports }, null, 1) + "\n");
   writeFileSync(join(outDir, `${base}.md`), `# offset-frontier codec benchmark${quick ? " (quick)" : ""}\n\n${codecMarkdown(reports)}`);
-  console.log(`\nwrote bench/results/${base}.json, ${base}.md`);
+  console.log(`\nwrote ${relative(root, join(outDir, base))}.json and .md`);
   process.exit(0);
 }
 
 const about = {};
 const jsonPath = join(outDir, `${name}.json`);
 let report;
-if (flag("--report")) {
-  report = JSON.parse(readFileSync(jsonPath.replace(/\.json$/, ".meta.json"), "utf8"));
-  report.rows = JSON.parse(readFileSync(jsonPath, "utf8"));
+if (renderOnly) {
+  // The rows: this run's output directory first, else the committed results.
+  const from = [jsonPath, join(committedDir, `${name}.json`)].find((p) => existsSync(p));
+  if (from === undefined) usageError("bench", `--render-only: no ${relative(root, jsonPath)} to render`);
+  report = JSON.parse(readFileSync(from.replace(/\.json$/, ".meta.json"), "utf8"));
+  report.rows = JSON.parse(readFileSync(from, "utf8"));
+  mkdirSync(outDir, { recursive: true });
+  console.log(`rendering ${relative(root, from)}`);
 } else {
   mkdirSync(outDir, { recursive: true });
   const started = Date.now();
@@ -249,17 +291,21 @@ if (flag("--report")) {
   writeFileSync(jsonPath.replace(/\.json$/, ".meta.json"), JSON.stringify(meta, null, 1) + "\n");
 }
 
+const summaryName = name === "latest" ? "summary.svg" : `${name}.summary.svg`;
 writeFileSync(join(outDir, `${name}.md`), markdown(report));
 writeFileSync(join(outDir, `${name}.svg`), svg(report));
-// A full run also refreshes the results section of bench/README.md (between its markers).
+writeFileSync(join(outDir, summaryName), summarySvg(report));
+// A saved full run also refreshes the results section of bench/README.md (between its markers).
 const readme = join(root, "bench", "README.md");
-if (!report.quick && name === "latest" && existsSync(readme)) {
+if (o.save && !report.quick && name === "latest" && existsSync(readme)) {
   const text = readFileSync(readme, "utf8");
   const start = "<!-- results:start (written by bench/run.mjs) -->", end = "<!-- results:end -->";
   const a = text.indexOf(start), b = text.indexOf(end);
   if (a >= 0 && b > a) writeFileSync(readme, `${text.slice(0, a + start.length)}\n${readmeSection(report)}${text.slice(b)}`);
 }
 const lines = checks(report);
-console.log(`\n== ratio checks${report.quick ? " (quick run: reduced sizes, the targets are set for the full sizes)" : ""} ==`);
+console.log(`\n== ratio checks${report.quick ? " (quick run: reduced sizes, the targets are set for the full sizes: informational)" : ""} ==`);
 for (const l of lines) console.log(`${l.status.padEnd(4)} ${l.runtime.padEnd(5)} ${l.text}`);
-console.log(`\nwrote bench/results/${name}.json, ${name}.md, ${name}.svg${report.seconds ? ` in ${report.seconds.total} s` : ""}`);
+const where = relative(root, outDir);
+console.log(`\nwrote ${where}/${renderOnly ? "" : `${name}.json, `}${name}.md, ${name}.svg, ${summaryName}${!renderOnly && report.seconds ? ` in ${report.seconds.total} s` : ""}`);
+if (!o.save) console.log("(not saved: --save writes the committed bench/results/ and bench/README.md)");

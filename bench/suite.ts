@@ -13,7 +13,7 @@
 import process from "node:process";
 import { existsSync } from "node:fs";
 import { resolveEngine } from "../core/mod.ts";
-import { arg, type RuntimeName } from "./cli.ts";
+import { cli, type RuntimeName, usageError } from "./cli.ts";
 import { ROWS, type Row, subjectFactory } from "./rows.ts";
 import { endScenario, kept, type Plan, type Result, SCENARIOS } from "./scenarios.ts";
 
@@ -51,10 +51,28 @@ function fmtRate(r: number | null): string {
   return r >= 1e6 ? `${(r / 1e6).toFixed(r >= 1e8 ? 0 : 1)} M/s` : `${(r / 1e3).toFixed(0)} k/s`;
 }
 
-const row = arg("--row") as Row;
-if (!ROWS.includes(row)) throw new Error(`--row must be one of ${ROWS.join(", ")}; got ${row}`);
-const quick = process.argv.includes("--quick");
-const only = arg("--only")?.split(",");
+const o = cli(
+  "suite",
+  `usage: node --expose-gc --import tsx bench/suite.ts --row ROW [--quick] [--only SCENARIOS]
+       (bun bench/suite.ts …, deno run -A --v8-flags=--expose-gc bench/suite.ts …)
+
+Every scenario for one row on this runtime; one line per result plus @@row JSON lines
+(what bench/run.mjs collects). Writes nothing.
+
+  --row ROW            ${ROWS.join(", ")}
+  --quick              reduced sizes
+  --only LIST          comma-separated scenarios: ${SCENARIOS.map((s) => s.name).join(", ")}
+                       (steady-64 is bench/micro.ts's: accepted, runs nothing here)
+  -h, --help           this text`,
+  { row: { type: "string" }, quick: { type: "boolean" }, only: { type: "string" } },
+);
+const row = o.row as Row;
+if (!ROWS.includes(row)) usageError("suite", `--row must be one of ${ROWS.join(", ")}; got ${JSON.stringify(o.row)}`);
+const quick = o.quick === true;
+const only = o.only?.split(",");
+// (steady-64 is bench/micro.ts's scenario: run.mjs passes the same --only to both)
+const unknown = only?.find((s) => s !== "steady-64" && !SCENARIOS.some((sc) => sc.name === s));
+if (unknown !== undefined) usageError("suite", `--only: unknown scenario ${JSON.stringify(unknown)}`);
 const rt = runtime();
 const mode = row === "wasm-batch" ? "batch" : "call";
 const baseline = row !== "js" && row !== "wasm" && row !== "wasm-batch";

@@ -7,7 +7,10 @@
 
 /** Base class of every error this library throws on purpose. */
 export class OffsetFrontierError extends Error {
-  /** @param message what went wrong, naming the value and the expectation */
+  /**
+   * An error with a message that names the value and the expectation.
+   * @param message what went wrong, naming the value and the expectation
+   */
   constructor(message: string) {
     super(message);
     this.name = new.target.name;
@@ -18,7 +21,11 @@ export class OffsetFrontierError extends Error {
 export class InvalidOffsetError extends OffsetFrontierError {
   /** The rejected input, exactly as given. */
   readonly value: unknown;
-  /** @param what which input it was (e.g. `offsets[3]`) @param value the rejected input */
+  /**
+   * The error for one rejected offset input.
+   * @param what which input it was (e.g. `offsets[3]`)
+   * @param value the rejected input
+   */
   constructor(what: string, value: unknown) {
     super(
       `${what} must be an integer in [0, 2^53) given as number, bigint or decimal string; got ${describe(value)}`,
@@ -38,7 +45,12 @@ export class CapacityError extends OffsetFrontierError {
   readonly retained: number;
   /** Size of the refused batch. */
   readonly requested: number;
-  /** @param capacity limit @param retained entries held @param requested batch size */
+  /**
+   * The error for one refused batch.
+   * @param capacity limit
+   * @param retained entries held
+   * @param requested batch size
+   */
   constructor(capacity: number, retained: number, requested: number) {
     super(
       `a batch of ${requested} records does not fit: ${retained} entries are retained (pending or completed behind a pending head) of a capacity of ${capacity}`,
@@ -54,6 +66,12 @@ export class RevokedError extends OffsetFrontierError {}
 
 /** An option or argument outside its allowed range or type. */
 export class InvalidArgumentError extends OffsetFrontierError {}
+
+/**
+ * No tracker can be created: every slice of the handle space is held by a live tracker
+ * or used up (see `core/tracker/handle_space.ts`). Revoke trackers that are done.
+ */
+export class HandleSpaceError extends OffsetFrontierError {}
 
 /** The requested engine cannot run here (e.g. `engine: "wasm"` where WebAssembly is unavailable). */
 export class EngineUnavailableError extends OffsetFrontierError {}

@@ -43,6 +43,7 @@ export {
 export {
   type DispatchHooks,
   Dispatcher,
+  Fifo,
   type DispatchOptions,
   Lane,
   type Ordering,

@@ -30,7 +30,7 @@
  */
 import { fdatasync, openSync, writeSync } from "node:fs";
 import process from "node:process";
-import { parseArgs } from "node:util";
+import { intFlag, parseCli, usageError } from "../scripts/cli.mjs";
 import { Kafka, logLevel } from "kafkajs";
 import { createKafkaJSConsumer } from "../adapters/kafkajs.ts";
 
@@ -71,7 +71,12 @@ function finishedLog(path: string): (offset: number) => Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const usage = "usage: node --import tsx demo/consumer.ts --strategy naive|frontier --brokers H:P --topic T\n" +
+    "  --group G --log FILE [--state FILE] [--workers 4] [--work-ms 5] [--commit-ms 100]\n\n" +
+    "One consumer process of the crash demo (demo/run.ts spawns it and SIGKILLs it).";
+  const { values } = parseCli({
+    name: "demo/consumer",
+    usage,
     options: {
       strategy: { type: "string" },
       brokers: { type: "string" },
@@ -86,11 +91,14 @@ async function main(): Promise<void> {
   });
   const { strategy, brokers, topic, group, log } = values;
   if (!strategy || !brokers || !topic || !group || !log) {
-    throw new Error("usage: consumer.ts --strategy naive|frontier --brokers B --topic T --group G --log FILE");
+    usageError("demo/consumer", "--strategy, --brokers, --topic, --group and --log are required");
   }
-  const workers = Number(values.workers);
-  const workMs = Number(values["work-ms"]);
-  const commitMs = Number(values["commit-ms"]);
+  if (strategy !== "naive" && strategy !== "frontier") {
+    usageError("demo/consumer", `--strategy must be naive or frontier; got ${JSON.stringify(strategy)}`);
+  }
+  const workers = intFlag("demo/consumer", "workers", values.workers, 1);
+  const workMs = intFlag("demo/consumer", "work-ms", values["work-ms"], 0);
+  const commitMs = intFlag("demo/consumer", "commit-ms", values["commit-ms"], 1);
   const finished = finishedLog(log);
 
   const kafka = new Kafka({

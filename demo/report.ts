@@ -9,6 +9,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
+import { parseCli, usageError } from "../scripts/cli.mjs";
 
 /** What one crash-and-recover trial measured. */
 export interface Trial {
@@ -174,7 +175,10 @@ export function table(result: DemoResult): string {
 
 const esc = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
-/** A grouped bar chart (median, with min–max whiskers) of lost and twice-processed records. Hand-written SVG. */
+/**
+ * A grouped bar chart (median, with min–max whiskers) of lost and twice-processed records.
+ * Hand-written SVG. One run: its values, no whiskers, and the caption says so.
+ */
 export function svg(result: DemoResult): string {
   const W = 640, H = 380;
   const left = 56, right = 24, top = 70, bottom = 70;
@@ -199,7 +203,7 @@ export function svg(result: DemoResult): string {
       `Records lost and processed twice after a SIGKILL</text>`,
     `<text x="${W / 2}" y="44" text-anchor="middle" fill="#555">` +
       esc(`${s.records} records, ${s.workers} workers × ${s.workMs} ms, kill after ${s.killAfterMs} ms, ` +
-        `real broker; median of ${result.runs} run${result.runs === 1 ? "" : "s"}, whiskers min–max`) +
+        `real broker; ${result.runs === 1 ? "one run" : `median of ${result.runs} runs, whiskers min–max`}`) +
       `</text>`,
   );
   for (let v = 0; v <= yMax; v += step) {
@@ -259,11 +263,15 @@ function niceStep(raw: number): number {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const file = process.argv[2];
-  if (!file) {
-    console.error("usage: node --import tsx demo/report.ts RESULT.json");
-    process.exit(2);
-  }
+  const { positionals } = parseCli({
+    name: "demo/report",
+    usage: "usage: node --import tsx demo/report.ts RESULT.json\n\n" +
+      "Prints the tables of a demo result and writes the chart beside it (RESULT.svg).",
+    positionals: true,
+  });
+  if (positionals.length !== 1) usageError("demo/report", "give exactly one RESULT.json");
+  const file = positionals[0];
+  if (!file.endsWith(".json")) usageError("demo/report", `RESULT must be a .json file; got ${JSON.stringify(file)}`);
   const result = JSON.parse(readFileSync(file, "utf8")) as DemoResult;
   writeFileSync(file.replace(/\.json$/, "") + ".svg", svg(result));
   console.log(table(result));

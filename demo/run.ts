@@ -24,7 +24,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
+import { intFlag, parseCli, usageError } from "../scripts/cli.mjs";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../test/broker/broker.ts";
 import type { RunnerState } from "./consumer.ts";
 import { type DemoResult, type Strategy, type Trial, strategyResult, svg, table } from "./report.ts";
@@ -388,12 +388,33 @@ export function figures(r: DemoResult): Record<string, unknown> {
 }
 
 function strategyArg(v: string): Strategy {
-  if (v !== "naive" && v !== "frontier") throw new Error(`--only must be naive or frontier; got ${v}`);
+  if (v !== "naive" && v !== "frontier") usageError("demo", `--only must be naive or frontier; got ${JSON.stringify(v)}`);
   return v;
 }
 
+const USAGE = `usage: npm run demo -- [options]      (node --import tsx demo/run.ts [options])
+
+The crash demo: starts a local Kafka broker (or uses KAFKA_BROKERS), SIGKILLs a consumer
+mid-work and counts the records each commit strategy lost or processed twice. Writes
+demo/results/latest.json and latest.svg (git-ignored) unless --out says otherwise.
+
+  --runs K             runs (default 1)
+  --records N          records per topic (default 1000)
+  --kill-after MS      SIGKILL this long after the first record arrived (default 1000)
+  --workers N          workers per consumer (default 4)
+  --work-ms MS         work per record (default 5)
+  --commit-ms MS       commit period of both strategies (default 100)
+  --only STRATEGY      naive or frontier (default both)
+  --sequential         run the strategies of a run one after the other
+  --json               print only the figures, as JSON, on stdout
+  --out DIR            where latest.json and latest.svg go (default demo/results)
+  --keep-logs          keep the per-trial logs
+  -h, --help           this text`;
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseCli({
+    name: "demo",
+    usage: USAGE,
     options: {
       runs: { type: "string", default: "1" },
       json: { type: "boolean", default: false },
@@ -408,11 +429,7 @@ async function main(): Promise<void> {
       only: { type: "string" },
     },
   });
-  const int = (name: string, v: string | undefined, min: number): number => {
-    const n = Number(v);
-    if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}; got ${v}`);
-    return n;
-  };
+  const int = (name: string, v: string | undefined, min: number): number => intFlag("demo", name, v, min);
   const opts: DemoOptions = {
     runs: int("runs", values.runs, 1),
     records: int("records", values.records, 1),

@@ -14,11 +14,22 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import asc from "assemblyscript/asc";
+import { parseCli } from "./cli.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wasmPath = join(root, ".cache", "wasm", "engine.wasm");
 const modulePath = join(root, "core", "tracker", "wasm_bytes.ts");
-const check = process.argv.includes("--check");
+const { values } = parseCli({
+  name: "build-wasm",
+  usage: `usage: node scripts/build-wasm.mjs [--check]      (npm run build:wasm, npm run check:wasm)
+
+Compiles assembly/engine.ts (AssemblyScript, asconfig.json) and writes core/tracker/wasm_bytes.ts.
+
+  --check              rebuild and exit 1 if core/tracker/wasm_bytes.ts differs, writing nothing there
+  -h, --help           this text`,
+  options: { check: { type: "boolean" } },
+});
+const check = values.check === true;
 
 process.chdir(root); // asc resolves asconfig.json and the entry relative to the working directory
 mkdirSync(dirname(wasmPath), { recursive: true });

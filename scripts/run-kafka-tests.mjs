@@ -12,12 +12,23 @@ import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { parseCli, usageError } from "./cli.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
 const sep = argv.indexOf("--");
-const wanted = (sep >= 0 ? argv.slice(0, sep) : argv).filter(Boolean);
+const { positionals: wanted } = parseCli({
+  name: "run-kafka-tests",
+  usage: `usage: node scripts/with-broker.mjs -- node scripts/run-kafka-tests.mjs [node|bun|deno ...] [-- file filters]
+
+The real-broker suite (test/kafka/*.test.ts) on each runtime in turn, against the broker
+of KAFKA_BROKERS. Fails when a runtime fails or passes no test.`,
+  positionals: true,
+  argv: sep >= 0 ? argv.slice(0, sep) : argv,
+});
 const filters = sep >= 0 ? argv.slice(sep + 1) : [];
+const bad = wanted.find((r) => !["node", "bun", "deno"].includes(r));
+if (bad !== undefined) usageError("run-kafka-tests", `runtimes are node, bun and deno; got ${JSON.stringify(bad)}`);
 const runtimes = wanted.length > 0 ? wanted : ["node", "bun", "deno"];
 
 if (!process.env.KAFKA_BROKERS) {

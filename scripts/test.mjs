@@ -6,9 +6,20 @@
 // yet are skipped with a notice.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { parseCli, usageError } from "./cli.mjs";
 
 const scripts = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).scripts;
-const only = process.argv.slice(2);
+const ALL = ["typecheck", "lint", "check:wasm", "test:node", "test:bun", "test:deno", "test:kafka", "test:crash"];
+const { positionals: only } = parseCli({
+  name: "test",
+  usage: `usage: npm test [-- STEP ...]      (node scripts/test.mjs [STEP ...])
+
+Every step in turn (or only those named): ${ALL.join(", ")}.
+Each must pass; each test step must report a passing count above zero.`,
+  positionals: true,
+});
+const unknownStep = only.find((s) => !ALL.includes(s));
+if (unknownStep !== undefined) usageError("test", `unknown step ${JSON.stringify(unknownStep)}; steps are ${ALL.join(", ")}`);
 const STEPS = [
   { script: "typecheck" },
   { script: "lint" },

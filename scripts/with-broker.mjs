@@ -13,24 +13,25 @@ import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import process from "node:process";
 import { tsImport } from "tsx/esm/api";
-
-function usage(msg) {
-  if (msg) console.error(`with-broker: ${msg}`);
-  console.error("usage: node scripts/with-broker.mjs [--log-dir DIR] -- <command> [args...]");
-  process.exit(2);
-}
+import { parseCli, usageError } from "./cli.mjs";
 
 const argv = process.argv.slice(2);
 const sep = argv.indexOf("--");
-const opts = sep >= 0 ? argv.slice(0, sep) : [];
-const command = sep >= 0 ? argv.slice(sep + 1) : argv;
-let logDir;
-for (let i = 0; i < opts.length; i++) {
-  if (opts[i] === "--log-dir" && i + 1 < opts.length) logDir = opts[++i];
-  else if (opts[i].startsWith("--log-dir=")) logDir = opts[i].slice("--log-dir=".length);
-  else usage(`unknown option ${opts[i]}`);
-}
-if (command.length === 0) usage("no command given");
+const { values } = parseCli({
+  name: "with-broker",
+  usage: `usage: node scripts/with-broker.mjs [--log-dir DIR] -- <command> [args...]
+
+Starts a single-node Kafka broker (or uses KAFKA_BROKERS), runs the command with
+KAFKA_BROKERS set, stops the broker and exits with the command's exit code.
+
+  --log-dir DIR        keep the broker log there
+  -h, --help           this text (only before --)`,
+  options: { "log-dir": { type: "string" } },
+  argv: sep >= 0 ? argv.slice(0, sep) : argv,
+});
+const command = sep >= 0 ? argv.slice(sep + 1) : [];
+const logDir = values["log-dir"];
+if (command.length === 0) usageError("with-broker", "no command given after --");
 
 const signalExit = (sig) => 128 + (constants.signals[sig] ?? 0);
 

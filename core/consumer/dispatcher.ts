@@ -129,6 +129,7 @@ export class Work<M> {
   then: (() => void) | undefined;
 
   /**
+   * A record's work item, made when its batch is delivered.
    * @param lane the partition lane it belongs to
    * @param message the client's record
    * @param offset its offset
@@ -184,7 +185,7 @@ export class Lane<M> implements TopicPartition {
   /** A draining lane's deadline (`Date.now()` ms): failed records may retry until then. */
   drainUntil = 0;
   /** Highest offset ever started in this lane (-1: none). A drain runs the queued records below it. */
-  maxStarted = -1;
+  maxStarted: number = -1;
   /** Retained entries, as last read from the tracker. */
   retained = 0;
   /** Latency of the last acknowledged commit that carried this partition. */
@@ -202,6 +203,7 @@ export class Lane<M> implements TopicPartition {
   #idle: Array<() => void> = [];
 
   /**
+   * A lane for one partition assignment.
    * @param topic topic name
    * @param partition partition number
    * @param tracker the assignment's tracker
@@ -251,7 +253,7 @@ export interface DispatchHooks<M> {
  *
  * @example
  * ```ts
- * import { Dispatcher, Tracker, Work } from "../mod.ts";
+ * import { Dispatcher, Tracker, Work } from "offset-frontier";
  * const d = new Dispatcher<string>({ ordering: "partition", concurrency: 4 }, {
  *   start: (w) => { d.attemptEnded(w); d.settle(w); w.lane.tracker.complete(w.handle); },
  *   pause: () => {}, resume: () => {},
@@ -276,6 +278,7 @@ export class Dispatcher<M> {
   #halted = false;
 
   /**
+   * A dispatcher with no lanes yet.
    * @param options ordering, concurrency and bounds
    * @param hooks how to start an attempt and to pause or resume a partition
    * @throws {InvalidArgumentError} for bad options

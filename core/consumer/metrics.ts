@@ -147,19 +147,42 @@ export interface ClaimEvent extends TopicPartition {
   ignored?: string;
 }
 
-/** Every event and its payload. */
+/**
+ * Every event of a consumer and its payload; listen with `consumer.on(event, listener)`
+ * (returns a function that removes the listener) or the `on` option. Listeners run
+ * synchronously where the event happens; one that throws is reported as an `error` of
+ * kind `listener` and never breaks the consumer.
+ *
+ * | event        | when                                                                 | payload |
+ * |--------------|----------------------------------------------------------------------|---------|
+ * | `commit`     | the broker acknowledged a commit (periodic, revoke, shutdown)        | {@link CommitEvent}: `offsets`, `latencyMs` |
+ * | `pause`      | fetching a partition paused: over its high mark, over the total bound, or the partition stopped | {@link PauseEvent}: `topic`, `partition`, `reason`, `retained` |
+ * | `resume`     | a paused partition fell to its low mark and fetching resumed         | {@link ResumeEvent}: `topic`, `partition`, `pausedMs`, `retained` |
+ * | `retry`      | a handler attempt failed and the record runs again after a delay     | {@link RetryEvent}: `topic`, `partition`, `offset`, `attempt`, `delayMs`, `error` |
+ * | `deadLetter` | the dead-letter produce of a record was acknowledged (the record now counts as complete) | {@link DeadLetterEvent}: `topic`, `partition`, `offset`, `attempts`, `error` |
+ * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |
+ * | `claim`      | at assignment, a partition's committed metadata was read back: used as a completed set, or ignored with the reason | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
+ *
+ * `error` kinds: `commit` (a commit failed or timed out: nothing moved, it is proposed
+ * again), `dead-letter` (a dead-letter produce failed: retried, then the partition
+ * stops), `partition-stopped` (a record failed for good; `error` is a
+ * `PartitionStoppedError`, the partition's safe position stays below it), `client` (the
+ * Kafka client failed: when it ends the consumer, `done` rejects), `listener` (a
+ * listener threw), `committed-read` (the committed offsets could not be read at
+ * assignment: no records are skipped, those above the committed offset run again).
+ */
 export interface ConsumerEvents {
-  /** A commit was acknowledged. */
+  /** A commit was acknowledged by the broker. */
   commit: CommitEvent;
-  /** A partition's fetching was paused. */
+  /** A partition's fetching was paused (high mark, total bound, or the partition stopped). */
   pause: PauseEvent;
-  /** A partition's fetching was resumed. */
+  /** A paused partition's fetching was resumed (it fell to its low mark). */
   resume: ResumeEvent;
   /** A failed record will run again after a delay. */
   retry: RetryEvent;
-  /** A record was dead-lettered (and counts as complete). */
+  /** A record's dead-letter produce was acknowledged (the record counts as complete). */
   deadLetter: DeadLetterEvent;
-  /** Something failed that the consumer survives (or the client failure that ends it). */
+  /** Something failed that the consumer survives (or the client failure that ends it); see {@link ErrorEvent}. */
   error: ErrorEvent;
   /** A partition's committed metadata was read back at assignment (used or ignored). */
   claim: ClaimEvent;
@@ -177,7 +200,7 @@ export type ConsumerListeners = { [K in keyof ConsumerEvents]?: Listener<Consume
  *
  * @example
  * ```ts
- * import { EventHub } from "./metrics.ts";
+ * import { EventHub } from "offset-frontier";
  * const hub = new EventHub();
  * const off = hub.on("pause", (e) => console.log("paused", e.topic, e.partition));
  * off();

@@ -85,7 +85,7 @@ export interface Engine {
   readonly kind: "js" | "wasm";
   /**
    * Opens a tracker.
-   * @param base first handle (a multiple of 2^32 below 2^52)
+   * @param base first handle: an integer in [2^32, 2^52) (see handle_space.ts); handles below it are rejected
    * @param start safe position before anything is registered, or -1 when unknown
    * @param capacity maximum retained entries (validated by the façade: 1..2^30)
    */

@@ -86,7 +86,7 @@ interface Assignment {
  *
  * @example
  * ```ts
- * import { Frontier } from "../mod.ts";
+ * import { Frontier } from "offset-frontier/tracker";
  * const f = new Frontier({ engine: "js" });
  * const t = f.assign("orders", 0, 40);
  * const h = t.register([40, 41], 42);
@@ -105,6 +105,7 @@ export class Frontier {
   #nextId = 1;
 
   /**
+   * A frontier with no assignment yet.
    * @param options tracker options shared by every partition (capacity, engine, clock) and the completed sets
    * @throws {InvalidArgumentError} for a bad completed-set budget
    */

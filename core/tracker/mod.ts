@@ -22,6 +22,7 @@ export { type EngineChoice, resolveEngine } from "./engines.ts";
 export {
   CapacityError,
   EngineUnavailableError,
+  HandleSpaceError,
   InvalidArgumentError,
   InvalidBatchError,
   InvalidOffsetError,

@@ -22,7 +22,7 @@ const DECIMAL = /^[0-9]{1,16}$/;
  * @throws {InvalidOffsetError} unless `value` is an integer in [0, 2^53)
  * @example
  * ```ts
- * import { toOffset } from "./offset.ts";
+ * import { toOffset } from "offset-frontier/tracker";
  * toOffset("42"); // 42
  * toOffset(42n); // 42
  * ```

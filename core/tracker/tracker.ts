@@ -5,7 +5,14 @@
  */
 import { Completion, type Engine, type EngineTracker } from "./engine.ts";
 import { type EngineChoice, resolveEngine } from "./engines.ts";
-import { CapacityError, InvalidArgumentError, InvalidBatchError, RevokedError, describe } from "../errors.ts";
+import {
+  CapacityError,
+  InvalidArgumentError,
+  InvalidBatchError,
+  RevokedError,
+  describe,
+} from "../errors.ts";
+import { HandleSpace, type Lease } from "./handle_space.ts";
 import { type OffsetInput, toOffset } from "./offset.ts";
 
 /** A record's handle: a number issued at registration, valid only for the tracker that issued it. */
@@ -52,12 +59,14 @@ export const DEFAULT_CAPACITY = 16_777_216;
 /** Largest capacity accepted: 2^30 entries. */
 export const MAX_CAPACITY = 1_073_741_824;
 
-const TAG_SPACE = 1_048_576; // tags 1..2^20 - 1, × 2^32 handles each: handles stay below 2^52
-const HANDLE_STRIDE = 4_294_967_296;
-// Tags start at 1: every handle is at least 2^32, never a small integer, so code that
+// Slices start at 1: every handle is at least 2^32, never a small integer, so code that
 // passes handles around is compiled for one number representation from the first tracker
 // on (a first tracker with small-integer handles would make JITs specialise, then deopt).
-let nextTag = 0;
+const handleSpace = new HandleSpace();
+// A tracker dropped without revoke() gives its slice back when it is collected.
+const leases: FinalizationRegistry<Lease> | undefined = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry<Lease>((lease) => handleSpace.release(lease))
+  : undefined;
 let offsetScratch = new Float64Array(1024);
 let handleScratch = new Float64Array(1024);
 
@@ -68,12 +77,18 @@ let handleScratch = new Float64Array(1024);
  *
  * Single owner, no I/O. Handles are dense per tracker (a batch's handles are
  * `first, first + 1, …`) and never accepted by another tracker, including the
- * tracker of a later assignment of the same partition (up to 2^20 - 1 trackers apart
- * and 2^32 records per tracker).
+ * tracker of a later assignment of the same partition, however many trackers the
+ * process creates: a slice of the handle space is reused only by one tracker at a time
+ * and only above every handle its earlier holders issued. The exact limits: at most
+ * 2^20 − 1 trackers live at once (beyond, the constructor throws
+ * `HandleSpaceError`), and each tracker registers at most 3 × 2^30 records over
+ * its life for the guarantee to hold (past that its handles run into the next slice;
+ * the tracker itself keeps working). Slices used up this way are retired; the process
+ * can issue at least (2^20 − 1) × 2^30 ≈ 10^15 handles in all.
  *
  * @example
  * ```ts
- * import { Tracker, Completion } from "../mod.ts";
+ * import { Completion, Tracker } from "offset-frontier/tracker";
  * const t = new Tracker({ start: 100 });
  * const h = t.register([100, 104, 105], 106); // handles h, h + 1, h + 2
  * t.complete(h + 2); // Completion.Completed: 100 is still unfinished
@@ -92,12 +107,15 @@ export class Tracker {
   #batchSeq: number[] = []; // first handle of each batch still holding pending records
   #batchAt: number[] = []; // its registration time
   #batchHead = 0;
+  readonly #lease: Lease;
 
   /**
+   * A tracker for a new partition assignment, with nothing registered.
    * @param options start, capacity, engine and clock
    * @throws {InvalidOffsetError} for a bad `start`
    * @throws {InvalidArgumentError} for a bad capacity, engine or clock
    * @throws {EngineUnavailableError} for `engine: "wasm"` where it cannot load
+   * @throws {HandleSpaceError} when 2^20 − 1 trackers are live (or the handle space is used up)
    */
   constructor(options: TrackerOptions = {}) {
     const { capacity = DEFAULT_CAPACITY, clock = Date.now } = options;
@@ -109,7 +127,15 @@ export class Tracker {
     this.#engine = resolveEngine(options.engine);
     this.#capacity = capacity;
     this.#clock = clock;
-    this.#store = this.#engine.open((1 + (nextTag++ % (TAG_SPACE - 1))) * HANDLE_STRIDE, start, capacity);
+    const lease = handleSpace.acquire();
+    try {
+      this.#store = this.#engine.open(lease.base, start, capacity);
+    } catch (error) {
+      handleSpace.release(lease);
+      throw error;
+    }
+    this.#lease = lease;
+    leases?.register(this, lease, lease);
   }
 
   /** Which engine this tracker runs on. */
@@ -177,7 +203,7 @@ export class Tracker {
       ) {
         const first = store.registerPlain(offsets, count, next);
         if (first >= 0) {
-          this.#registered(store, first);
+          this.#registered(store, first, count);
           return first;
         }
       }
@@ -222,12 +248,13 @@ export class Tracker {
     const retained = store.retained();
     if (retained + count > this.#capacity) throw new CapacityError(this.#capacity, retained, count);
     const first = store.register(scratch, count, n);
-    if (count > 0) this.#registered(store, first);
+    if (count > 0) this.#registered(store, first, count);
     return first;
   }
 
-  /** Notes a registered non-empty batch's first handle and time (for the oldest pending record's age). */
-  #registered(store: EngineTracker, first: number): void {
+  /** Notes a registered non-empty batch's first handle and time (for the oldest pending record's age) and the lease's end. */
+  #registered(store: EngineTracker, first: number, count: number): void {
+    this.#lease.end = first + count; // later holders of the slice start above it
     this.#trimBatches(store.headHandle());
     this.#batchSeq.push(first);
     this.#batchAt.push(this.#clock());
@@ -360,8 +387,11 @@ export class Tracker {
    * positions can no longer be read. Idempotent.
    */
   revoke(): void {
-    this.#store?.release();
+    if (this.#store === undefined) return;
+    this.#store.release();
     this.#store = undefined;
+    leases?.unregister(this.#lease);
+    handleSpace.release(this.#lease); // after: this tracker rejects its own handles, later ones start above them
     this.#batchSeq = [];
     this.#batchAt = [];
   }

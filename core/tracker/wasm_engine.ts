@@ -95,8 +95,10 @@ let exports: Exports | undefined;
 let engine: Engine | undefined;
 let callEngine: Engine | undefined;
 let dead = 0; // an empty tracker that released trackers point at: accepts nothing
-let f64 = new Float64Array(0); // views of linear memory; re-made after memory grew (a detached view has length 0)
-let i32 = new Int32Array(0);
+// Views of linear memory; re-made after memory grew (a detached view has length 0). Typed
+// over ArrayBufferLike: `WebAssembly.Memory.buffer` is `ArrayBuffer | SharedArrayBuffer` in some lib.d.ts.
+let f64: Float64Array<ArrayBufferLike> = new Float64Array(0);
+let i32: Int32Array<ArrayBufferLike> = new Int32Array(0);
 let scratchAt = 0; // byte address of the scratch area
 let scratchLen = 0; // its size in f64 slots
 let wasmComplete: (t: number, handle: number) => number = () => 0;
@@ -153,8 +155,8 @@ class WasmTracker implements EngineTracker {
   // This tracker's view of the memory (a field of `this` is cheaper to reach than a
   // module variable). Growth of the memory, by any tracker, detaches it: its length is
   // then 0, the call takes the WASM path, and #sync() takes a fresh view.
-  #i32: Int32Array = i32;
-  #f64: Float64Array = f64;
+  #i32: Int32Array<ArrayBufferLike> = i32;
+  #f64: Float64Array<ArrayBufferLike> = f64;
   #at = 0; // t >>> 2: the struct's first slot in #i32
 
   constructor(x: Exports, t: number) {
@@ -420,7 +422,7 @@ export function loadWasmEngine(): Engine {
  *
  * @example
  * ```ts
- * import { ready, Tracker } from "../mod.ts";
+ * import { ready, Tracker } from "offset-frontier/tracker";
  * await ready();
  * new Tracker({ start: 0 }).engine; // "wasm"
  * ```

@@ -294,7 +294,9 @@ function handlePair(c: Context, h: HandleSpec): [number, number] {
     case "fraction": {
       const [a, b] = p.handles(n === 0 ? 0 : h.pick % n);
       const f = [0.5, 0.25, 1e-6, -0.5][h.pick % 4];
-      return [a + f, b + f];
+      // The two trackers' bases may differ in magnitude (slices are reused above a floor):
+      // where a + f rounds to an integer on one side only, both get the exact half.
+      return Number.isInteger(a + f) || Number.isInteger(b + f) ? [a + 0.5, b + 0.5] : [a + f, b + f];
     }
     case "nan":
       return [NaN, NaN];
