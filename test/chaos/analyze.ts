@@ -91,6 +91,8 @@ export interface LogCounts {
   poisonFinished: boolean;
   /** `consume()` calls that rejected at start (`S` lines): the member started again. */
   startFailures: number;
+  /** Consumers that failed for good while running (`C` lines): the member started a new one. */
+  consumerFailures: number;
 }
 
 interface Finish {
@@ -133,7 +135,7 @@ export function countLogs(
   const finishes = new Map<string, Finish[]>();
   const assignments = new Map<string, AssignmentInfo>(); // key `${pid}/${assignment}`
   const lastJoin = new Map<number, number>(); // pid -> highest join number seen
-  let total = 0, orderViolations = 0, mismatches = 0, poisonFinished = false, startFailures = 0;
+  let total = 0, orderViolations = 0, mismatches = 0, poisonFinished = false, startFailures = 0, consumerFailures = 0;
   const prefix = `${topic}-`;
 
   for (const text of logs) {
@@ -156,6 +158,7 @@ export function countLogs(
       if (kind === "R" && info && info.revokedAt === undefined) info.revokedAt = at;
       if (kind === "X" && info && info.crashedAt === undefined) info.crashedAt = at;
       if (kind === "S") startFailures++;
+      if (kind === "C") consumerFailures++;
       if (kind !== "F") continue;
       // F ts member pid topic-partition offset key seq assignment
       if (f.length < 9) continue;
@@ -231,5 +234,6 @@ export function countLogs(
     duplicatesBy,
     poisonFinished,
     startFailures,
+    consumerFailures,
   };
 }

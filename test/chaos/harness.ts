@@ -97,6 +97,8 @@ export interface RoundResult {
   poisonFinished: boolean;
   /** Member starts that failed (broker unreachable) and were tried again. */
   startFailures: number;
+  /** Consumers that failed for good while running (`done` rejected; the member started a new one). */
+  consumerFailures: number;
   /** Faults injected. */
   sigkills: number;
   sigterms: number;
@@ -346,7 +348,7 @@ function failedRound(o: ChaosOptions, round: number, seed: number, durationMs: n
     committedEqualsEnd: false, deadLettered: false, deadLetterCopies: 0, exitedOnOwn: 0, termForced: 0,
     duplicatesBy: Object.fromEntries(DUPLICATE_CAUSES.map((c) => [c, 0])) as Record<DuplicateCause, number>,
     finishes: 0, mismatches: 0,
-    poisonFinished: false, startFailures: 0, sigkills: 0, sigterms: 0, brokerRestarts: 0, brokerDownMs: 0, connectionsDropped: 0,
+    poisonFinished: false, startFailures: 0, consumerFailures: 0, sigkills: 0, sigterms: 0, brokerRestarts: 0, brokerDownMs: 0, connectionsDropped: 0,
     processes: 0, settleMs: 0, timedOut: false, durationMs, extra: {}, error,
   };
 }
@@ -357,7 +359,8 @@ export function summaryLine(r: RoundResult): string {
   const by = Object.entries(r.duplicatesBy).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ");
   return `round ${r.round} (seed ${r.seed}, ${r.runtime}): records ${r.records}, lost ${r.lost}, duplicates ${r.duplicates}` +
     (by ? ` (${by})` : "") + `, order violations ${r.orderViolations}, committed=end ${r.committedEqualsEnd}, ` +
-    `dead-lettered ${r.deadLettered} (${r.deadLetterCopies}), exited on own ${r.exitedOnOwn}; ` +
+    `dead-lettered ${r.deadLettered} (${r.deadLetterCopies}), exited on own ${r.exitedOnOwn}, ` +
+    `consumer failures ${r.consumerFailures}, start failures ${r.startFailures}, SIGTERM ignored ${r.termForced}; ` +
     `${r.sigkills} SIGKILL, ${r.sigterms} SIGTERM, broker down ${(r.brokerDownMs / 1000).toFixed(1)} s, ` +
     `${r.connectionsDropped} connections dropped; settled in ${(r.settleMs / 1000).toFixed(1)} s` +
     (r.timedOut ? " (TIMED OUT)" : "") + `, ${(r.durationMs / 1000).toFixed(0)} s`;
@@ -393,12 +396,12 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     const id = `m${++memberSeq}`;
     const log = join(dir, `${id}.log`);
     const cfg: MemberConfig = {
-      member: id, brokers: `127.0.0.1:${proxy.port}`, topic, group, log, seed, concurrency: 32,
+      member: id, brokers: `127.0.0.1:${proxy.port}`, topic, group, log, seed, concurrency: 32, parent: process.pid,
     };
     const [cmd, args] = memberCommand(o.runtime, client.member);
     const proc = spawn(cmd, [...args, JSON.stringify(cfg)], {
       cwd: ROOT,
-      stdio: ["pipe", "pipe", "pipe"], // stdin: the member exits when it closes (harness gone)
+      stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, KAFKAJS_NO_PARTITIONER_WARNING: "1" },
     });
     children.add(proc);
@@ -464,7 +467,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
         for (let i = 0; i < 30 && proxy.open === 0; i++) await sleep(100);
         const n = proxy.drop(f.connections, dropRandom);
         dropped += n;
-        say(`  ${at}s dropped ${n} of ${proxy.open + n} proxied connections`);
+        say(`  ${((Date.now() - t0) / 1000).toFixed(1)}s dropped ${n} of ${proxy.open + n} proxied connections`);
       } else {
         await production.hold();
         const downAt = Date.now();
@@ -550,6 +553,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       mismatches: counts.mismatches,
       poisonFinished: counts.poisonFinished,
       startFailures: counts.startFailures,
+      consumerFailures: counts.consumerFailures,
       sigkills,
       sigterms,
       brokerRestarts: outages.length,

@@ -19,18 +19,20 @@
  * - `X … assignment restart error` CRASH (restart true: the partitions are lost, a join follows);
  * - `T … assignment` SIGTERM received (graceful shutdown begins);
  * - `E … assignment kind error` an `error` event of the consumer (commit failures, …);
- * - `S … assignment error` `consume()` rejected at start (broker unreachable): tried again 1 s later;
+ * - `S … assignment error` `consume()` rejected at start (broker unreachable): started again 1 s later;
+ * - `C … assignment error` the consumer failed for good (`done` rejected): started again 1 s later;
  * - `D … assignment state` the consumer stopped (`done` settled); the process then exits.
  * The assignment id is `<member>.<n>`, n counting this process's joins (KafkaJS does not
  * report the group generation); a record's id is the one current when its successful
  * attempt started.
  *
- * The process exits when its stdin closes (the harness went away).
+ * The process exits when the harness's process is gone.
  *
  * @module
  */
 import { fdatasync, openSync, writeSync } from "node:fs";
 import process from "node:process";
+import { setInterval, clearInterval } from "node:timers";
 import { Kafka, logLevel } from "kafkajs";
 import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs.ts";
 import { failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
@@ -49,6 +51,8 @@ export interface MemberConfig {
   seed: number;
   /** Handler calls at once (32). */
   concurrency: number;
+  /** The harness's pid: the member exits when it is gone. */
+  parent: number;
 }
 
 type Runtime = "node" | "bun" | "deno";
@@ -103,7 +107,7 @@ class FsyncLog {
   }
 }
 
-/** How long a member keeps trying to start before it gives up (exits 1). */
+/** How long a member keeps failing to start before it gives up (exits 1). */
 const START_RETRY_MS = 180_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -131,6 +135,15 @@ async function main(): Promise<void> {
     logLevel: logLevel.NOTHING,
   });
   let terminated = false;
+  // When the harness is gone (SIGKILLed itself), so are we.
+  const orphanCheck = setInterval(() => {
+    try {
+      process.kill(cfg.parent, 0);
+    } catch {
+      process.exit(0);
+    }
+  }, 1_000);
+  orphanCheck.unref();
   // Once only, like the adapter's own handler: a second SIGTERM keeps its default (exit at once).
   if (rt === "deno") {
     const deno = (globalThis as unknown as {
@@ -149,7 +162,8 @@ async function main(): Promise<void> {
     });
   }
 
-  const start = (): Promise<ParallelConsumer<KafkaMessage>> => {
+  const start = (): { consumer: Promise<ParallelConsumer<KafkaMessage>>; release(): Promise<void> } => {
+    const producer = kafka.producer();
     const consumer = kafka.consumer({
       groupId: cfg.group,
       maxWaitTimeInMs: 100,
@@ -167,14 +181,14 @@ async function main(): Promise<void> {
     });
     consumer.on(consumer.events.REBALANCING, () => event("R"));
     consumer.on(consumer.events.CRASH, (e) => event("X", e.payload.restart, oneLine(e.payload.error)));
-    return consume({
+    const started = consume({
       consumer,
       topics: [cfg.topic],
       fromBeginning: true,
       ordering: "key",
       concurrency: cfg.concurrency,
       retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 200 },
-      deadLetter: { producer: kafka.producer() },
+      deadLetter: { producer },
       handler: async (message, { topic, partition, offset, attempt }) => {
         const id = assignment(); // the assignment this attempt runs in
         const key = message.key?.toString() ?? "";
@@ -190,46 +204,50 @@ async function main(): Promise<void> {
         error: (e) => event("E", e.kind, oneLine(e.error)),
       },
     });
+    const release = async (): Promise<void> => {
+      await consumer.disconnect().catch(() => {});
+      await producer.disconnect().catch(() => {});
+    };
+    return { consumer: started, release };
   };
 
-  // consume() rejects when the broker cannot be reached at start (e.g. a replacement
-  // spawned during the broker's outage): start again, as a supervisor would, logging `S`.
-  let running: ParallelConsumer<KafkaMessage> | undefined;
-  const startedAt = Date.now();
-  while (!running) {
+  // Supervised like a process manager would: consume() rejecting at start (broker
+  // unreachable, e.g. a replacement spawned during an outage) logs `S`; a consumer whose
+  // `done` rejects (KafkaJS gave up: a crash without restart) logs `C`; either way a new
+  // consumer starts 1 s later in this process. A SIGTERM between two consumers ends it.
+  let failingSince: number | undefined; // first of the start failures in a row
+  let state = "stopped";
+  for (;;) {
+    if (terminated) break;
+    const attempt = start();
+    let running: ParallelConsumer<KafkaMessage>;
     try {
-      running = await start();
+      running = await attempt.consumer;
     } catch (e) {
       event("S", oneLine(e));
-      if (Date.now() - startedAt > START_RETRY_MS) throw e;
+      // A failed start leaves the dead-letter producer connected (adapters/kafkajs.ts connects
+      // it before the consumer and does not close it on failure): close both here.
+      await attempt.release();
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince > START_RETRY_MS) throw e;
       await sleep(1_000);
-      if (terminated) {
-        event("D", "stopped before it started");
-        process.stdin.destroy();
-        return;
-      }
+      continue;
+    }
+    failingSince = undefined;
+    try {
+      await running.done;
+      state = running.state;
+      break;
+    } catch (e) {
+      event("C", oneLine(e));
+      await attempt.release();
+      await sleep(1_000);
     }
   }
-  let state: string = running.state;
-  try {
-    await running.done;
-    state = running.state;
-  } catch (e) {
-    state = `failed: ${oneLine(e)}`;
-  }
   event("D", state);
-  if (state !== "stopped") {
-    process.stderr.write(`member ${cfg.member}: consumer ended ${state}\n`);
-    process.exit(1);
-  }
-  // Nothing else holds the process: it exits once KafkaJS's sockets and timers are gone.
-  process.stdin.destroy();
+  clearInterval(orphanCheck);
+  // Nothing else holds the process now: it must exit once KafkaJS's sockets and timers are gone.
 }
-
-// The harness holds our stdin open: when it goes away, so do we.
-process.stdin.on("end", () => process.exit(0));
-process.stdin.on("error", () => process.exit(0));
-process.stdin.resume();
 
 main().catch((e) => {
   process.stderr.write(`member: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);

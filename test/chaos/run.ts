@@ -152,6 +152,7 @@ export function table(results: readonly RoundResult[]): string {
       ["SIGTERM needed SIGKILL", r.termForced],
       ["log mismatches", r.mismatches],
       ["member start failures", r.startFailures],
+      ["consumer failures", r.consumerFailures],
       ["faults", `${r.sigkills} SIGKILL, ${r.sigterms} SIGTERM, broker down ${(r.brokerDownMs / 1000).toFixed(1)} s, ${r.connectionsDropped} connections dropped`],
       ["member processes", r.processes],
       ["settled after faults", `${(r.settleMs / 1000).toFixed(1)} s${r.timedOut ? " (timed out)" : ""}`],
