@@ -8,10 +8,13 @@
  * - `lost`: produced records, the poison excepted, with no `F` line in any log;
  * - `duplicates`: finishes beyond the first, summed over records (a record finished
  *   three times counts 2);
- * - `orderViolations`: `F` lines whose seq is not above every seq of the same key that
- *   the same process finished earlier *in the same assignment* (log order). Key order is
- *   a per-assignment promise: after a handover (a new assignment, in this process or
- *   another) an older seq may be redone, and that redo is a duplicate, not a violation;
+ * - `orderViolations`: `F` lines whose offset is not above every offset of the same key
+ *   that the same process finished earlier *in the same assignment* (log order). Within a
+ *   partition a key's offsets run in its seq order (the seq is checked against the topic:
+ *   `mismatches`); offsets rather than seqs, so that a record the producer wrote twice is
+ *   two records, not an order violation. Key order is a per-assignment promise: after a
+ *   handover (a new assignment, in this process or another) an older record may be
+ *   redone, and that redo is a duplicate, not a violation;
  * - `mismatches`: `F` lines naming a record that was not produced, or with another key or
  *   seq than the one produced there (a corrupt log or a mis-delivery);
  * - the duplicate breakdown: the i-th finish of a record (i ≥ 2, in time order) is charged
@@ -139,8 +142,8 @@ export function countLogs(
   const prefix = `${topic}-`;
 
   for (const text of logs) {
-    // key order within (assignment, key) of this process: highest seq finished so far
-    const maxSeq = new Map<string, number>();
+    // key order within (assignment, key) of this process: highest offset finished so far
+    const maxOffset = new Map<string, number>();
     const lines = text.split("\n");
     for (let i = 0; i < lines.length; i++) {
       const f = lines[i].split("\t");
@@ -184,9 +187,9 @@ export function countLogs(
       if (list) list.push(fin);
       else finishes.set(tpKey(partition, offset), [fin]);
       const orderKey = `${fAssignment}\u0000${partition}\u0000${key}`;
-      const prev = maxSeq.get(orderKey);
-      if (prev !== undefined && seq <= prev) orderViolations++;
-      else maxSeq.set(orderKey, seq);
+      const prev = maxOffset.get(orderKey);
+      if (prev !== undefined && offset <= prev) orderViolations++;
+      else maxOffset.set(orderKey, offset);
     }
   }
 

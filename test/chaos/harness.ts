@@ -17,7 +17,8 @@
  *   every partition (or `drainTimeoutMs`), SIGTERMs the members still running (SIGKILL
  *   after 30 s), and counts (test/chaos/analyze.ts).
  * Production is held while the broker is down (and no send is in flight when it is
- * killed), so every produced record's offset is known from the produce responses.
+ * killed). What the group had to consume is read back from the topic at the end; the
+ * produce responses must agree with it.
  *
  * @module
  */
@@ -74,8 +75,10 @@ export interface RoundResult {
   round: number;
   seed: number;
   runtime: MemberRuntime;
-  /** Records produced (the poison included). */
+  /** Records in the topic (the poison included): what the group had to consume. */
   records: number;
+  /** Records the harness's producer wrote twice (a retried request that had been written); part of `records`. */
+  produceDuplicates: number;
   lost: number;
   duplicates: number;
   orderViolations: number;
@@ -259,29 +262,46 @@ class Production {
   }
 }
 
-/** Reads every record of `topic` (one partition) from the beginning to its end offset. */
-async function readAll(brokers: string, topic: string): Promise<Array<{ key: string; value: string; headers: Record<string, string> }>> {
-  const end = Number((await endOffsets(brokers, topic)).get(0) ?? 0);
-  if (end === 0) return [];
-  const consumer = kafka(brokers, "chaos-dlt-reader").consumer({ groupId: `chaos-reader-${Date.now()}-${Math.random()}`, maxWaitTimeInMs: 100 });
-  const out: Array<{ key: string; value: string; headers: Record<string, string> }> = [];
+/** A record read back from a topic. */
+interface ReadRecord {
+  partition: number;
+  offset: number;
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+}
+
+/** Reads every record of `topic` from the beginning to the end offsets of now (direct listener). */
+async function readAll(brokers: string, topic: string): Promise<ReadRecord[]> {
+  const ends = await endOffsets(brokers, topic);
+  const want = [...ends.values()].reduce((n, e) => n + Number(e), 0);
+  if (want === 0) return [];
+  const consumer = kafka(brokers, "chaos-reader").consumer({
+    groupId: `chaos-reader-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+    maxWaitTimeInMs: 100,
+  });
+  const out: ReadRecord[] = [];
   await consumer.connect();
   try {
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     let resolveAll!: () => void;
     const all = new Promise<void>((r) => (resolveAll = r));
     await consumer.run({
-      eachMessage: ({ message }) => {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
-        out.push({ key: message.key?.toString() ?? "", value: message.value?.toString() ?? "", headers });
-        if (Number(message.offset) + 1 >= end) resolveAll();
+      eachBatch: ({ batch }) => {
+        const end = Number(ends.get(batch.partition) ?? 0);
+        for (const m of batch.messages) {
+          if (Number(m.offset) >= end) continue;
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(m.headers ?? {})) headers[k] = String(v);
+          out.push({ partition: batch.partition, offset: Number(m.offset), key: m.key?.toString() ?? "", value: m.value?.toString() ?? "", headers });
+        }
+        if (out.length >= want) resolveAll();
         return Promise.resolve();
       },
     });
-    const timer = sleep(30_000).then(() => "timeout" as const);
+    const timer = sleep(60_000).then(() => "timeout" as const);
     if ((await Promise.race([all.then(() => "ok" as const), timer])) === "timeout") {
-      throw new Error(`read only ${out.length} of ${end} records of ${topic} within 30 s`);
+      throw new Error(`read only ${out.length} of ${want} records of ${topic} within 60 s`);
     }
   } finally {
     await consumer.disconnect().catch(() => {});
@@ -344,7 +364,7 @@ export async function runChaos(o: ChaosOptions): Promise<RoundResult[]> {
 
 function failedRound(o: ChaosOptions, round: number, seed: number, durationMs: number, error: string): RoundResult {
   return {
-    round, seed, runtime: o.runtime, records: 0, lost: 0, duplicates: 0, orderViolations: 0,
+    round, seed, runtime: o.runtime, records: 0, produceDuplicates: 0, lost: 0, duplicates: 0, orderViolations: 0,
     committedEqualsEnd: false, deadLettered: false, deadLetterCopies: 0, exitedOnOwn: 0, termForced: 0,
     duplicatesBy: Object.fromEntries(DUPLICATE_CAUSES.map((c) => [c, 0])) as Record<DuplicateCause, number>,
     finishes: 0, mismatches: 0,
@@ -519,13 +539,29 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     const [committed, ends] = await Promise.all([committedOffsets(direct, group, topic), endOffsets(direct, topic)]);
     let committedEqualsEnd = true;
     for (const [p, end] of ends) if (String(committed.get(p) ?? "") !== String(end)) committedEqualsEnd = false;
-    const produced = production.produced;
-    const endTotal = [...ends.values()].reduce((n, e) => n + Number(e), 0);
-    if (endTotal !== produced.length) throw new Error(`the topic holds ${endTotal} records, the harness produced ${produced.length}`);
+    // The topic read back is the truth: what the members had to consume. The produce
+    // responses must agree with it; a record the producer sent twice (a retried request
+    // that had been written) is in it twice, at two offsets, and counted in `produceDuplicates`.
+    const content = await readAll(direct, topic);
+    const produced: ProducedRecord[] = content.map((c) => ({
+      partition: c.partition,
+      offset: c.offset,
+      key: c.key,
+      seq: c.key === POISON_KEY ? -1 : Number(c.value),
+      poison: c.key === POISON_KEY,
+    }));
+    const at = new Map(produced.map((r) => [`${r.partition}:${r.offset}`, r]));
+    const produceMissing = production.produced.filter((r) => {
+      const got = at.get(`${r.partition}:${r.offset}`);
+      return !got || got.key !== r.key || got.seq !== r.seq;
+    }).length;
+    if (produceMissing > 0) throw new Error(`${produceMissing} acknowledged records are not in the topic where the broker said`);
+    const produceDuplicates = produced.length - new Set(produced.map((r) => `${r.key}\u0000${r.seq}`)).size;
+    if (produceDuplicates > 0) say(`  the topic holds ${produceDuplicates} records twice (a produce retry after the broker restart)`);
 
-    const poison = produced.find((r) => r.poison)!;
+    const poison = production.produced.find((r) => r.poison)!;
     const letters = await readAll(direct, dlt);
-    const isPoison = (l: (typeof letters)[number]): boolean =>
+    const isPoison = (l: ReadRecord): boolean =>
       l.key === POISON_KEY && l.value === POISON_KEY && l.headers["x-offset-frontier-topic"] === topic &&
       l.headers["x-offset-frontier-partition"] === String(poison.partition) &&
       l.headers["x-offset-frontier-offset"] === String(poison.offset);
@@ -540,6 +576,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       seed,
       runtime: o.runtime,
       records: produced.length,
+      produceDuplicates,
       lost: counts.lost,
       duplicates: counts.duplicates,
       orderViolations: counts.orderViolations,

@@ -141,7 +141,8 @@ export function table(results: readonly RoundResult[]): string {
       continue;
     }
     const rows: Array<[string, string | number | boolean]> = [
-      ["records produced", r.records],
+      ["records in the topic", r.records],
+      ["  written twice by the producer", r.produceDuplicates],
       ["lost", r.lost],
       ["duplicates", r.duplicates],
       ...DUPLICATE_CAUSES.filter((c) => r.duplicatesBy[c] > 0).map((c): [string, number] => [`  after ${c}`, r.duplicatesBy[c]]),
@@ -158,7 +159,7 @@ export function table(results: readonly RoundResult[]): string {
       ["settled after faults", `${(r.settleMs / 1000).toFixed(1)} s${r.timedOut ? " (timed out)" : ""}`],
       ...Object.entries(r.extra).map(([k, v]): [string, number | boolean] => [k, v]),
     ];
-    for (const [k, v] of rows) lines.push(`  ${k.padEnd(24)} ${v}`);
+    for (const [k, v] of rows) lines.push(`  ${k.padEnd(30)} ${v}`);
     lines.push("");
   }
   const sum = (f: (r: RoundResult) => number): number => results.reduce((n, r) => n + f(r), 0);
