@@ -25,7 +25,11 @@
  *   orderly revoke: `R`), `broker-restart` (that revoke or crash came while the broker was
  *   down or within {@link OUTAGE_SLACK_MS} after it was back), `client-crash` (a KafkaJS
  *   crash with restart, `X`, at another time), `same-assignment` (both finishes in one
- *   assignment: the runner ran a record twice), `unknown` (the logs do not tell).
+ *   assignment: the runner ran a record twice), `unknown` (the logs do not tell);
+ * - `redoneAfterCommit`: duplicates whose earlier finish was covered by an acknowledged
+ *   commit (`K` line) of that finisher's own assignment — redone although committed past
+ *   (a lowered group offset or a fetch from a stale position); the rest were redone
+ *   because no acknowledged commit had covered them when their assignment ended.
  *
  * @module
  */
@@ -96,6 +100,8 @@ export interface LogCounts {
   startFailures: number;
   /** Consumers that failed for good while running (`C` lines): the member started a new one. */
   consumerFailures: number;
+  /** Duplicates whose earlier finish an acknowledged commit of its own assignment had covered. */
+  redoneAfterCommit: number;
 }
 
 interface Finish {
@@ -117,6 +123,8 @@ interface AssignmentInfo {
   revokedAt?: number;
   /** Time of the first crash (`X`) in it. */
   crashedAt?: number;
+  /** Highest acknowledged commit per partition (`K`). */
+  committed: Map<number, number>;
 }
 
 const tpKey = (partition: number, offset: number): string => `${partition}:${offset}`;
@@ -154,13 +162,19 @@ export function countLogs(
       const aKey = `${pid}/${assignment}`;
       let info = assignments.get(aKey);
       if (!info && kind !== "F") {
-        info = { member, pid, n };
+        info = { member, pid, n, committed: new Map() };
         assignments.set(aKey, info);
       }
       if (Number.isFinite(n)) lastJoin.set(pid, Math.max(lastJoin.get(pid) ?? 0, n));
       if (kind === "R" && info && info.revokedAt === undefined) info.revokedAt = at;
       if (kind === "X" && info && info.crashedAt === undefined) info.crashedAt = at;
       if (kind === "S") startFailures++;
+      if (kind === "K" && info && f[5]) {
+        for (const po of f[5].split(",")) {
+          const [p, o] = po.split(":").map(Number);
+          if (!(o <= (info.committed.get(p) ?? -1))) info.committed.set(p, o);
+        }
+      }
       if (kind === "C") consumerFailures++;
       if (kind !== "F") continue;
       // F ts member pid topic-partition offset key seq assignment
@@ -211,7 +225,7 @@ export function countLogs(
   };
 
   const duplicatesBy = Object.fromEntries(DUPLICATE_CAUSES.map((c) => [c, 0])) as Record<DuplicateCause, number>;
-  let duplicates = 0, lost = 0, expected = 0, finished = 0;
+  let duplicates = 0, lost = 0, expected = 0, finished = 0, redoneAfterCommit = 0;
   for (const rec of produced) {
     const list = finishes.get(tpKey(rec.partition, rec.offset));
     if (!rec.poison) {
@@ -224,6 +238,8 @@ export function countLogs(
     for (let i = 1; i < list.length; i++) {
       duplicates++;
       duplicatesBy[causeOf(list[i - 1], list[i])]++;
+      const prevInfo = assignments.get(`${list[i - 1].pid}/${list[i - 1].assignment}`);
+      if ((prevInfo?.committed.get(rec.partition) ?? -1) > rec.offset) redoneAfterCommit++;
     }
   }
   return {
@@ -238,5 +254,6 @@ export function countLogs(
     poisonFinished,
     startFailures,
     consumerFailures,
+    redoneAfterCommit,
   };
 }

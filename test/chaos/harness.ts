@@ -15,7 +15,7 @@
  *   a few times live proxied connections are destroyed;
  * - then the round waits until the group's committed offsets equal the end offsets of
  *   every partition (or `drainTimeoutMs`), SIGTERMs the members still running (SIGKILL
- *   after 30 s), and counts (test/chaos/analyze.ts).
+ *   after {@link TERM_GRACE_MS}), and counts (test/chaos/analyze.ts).
  * Production is held while the broker is down (and no send is in flight when it is
  * killed). What the group had to consume is read back from the topic at the end; the
  * produce responses must agree with it.
@@ -38,6 +38,12 @@ import { hash, POISON_KEY, rng } from "./workload.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
+
+/**
+ * How long a SIGTERMed member may take to exit before it is SIGKILLed: the runner's
+ * shutdown grace (10 s by default) plus its commit and disconnect, with room to spare.
+ */
+export const TERM_GRACE_MS = 20_000;
 
 /** The runtime the members run on. */
 export type MemberRuntime = "node" | "bun" | "deno";
@@ -89,9 +95,11 @@ export interface RoundResult {
   deadLetterCopies: number;
   /** Members that exited without being signalled. */
   exitedOnOwn: number;
-  /** Members that had to be SIGKILLed after a SIGTERM (mid-round or final) did not end them within 30 s. */
+  /** Members that had to be SIGKILLed because a SIGTERM (mid-round or final) did not end them within {@link TERM_GRACE_MS}. */
   termForced: number;
   duplicatesBy: Record<DuplicateCause, number>;
+  /** Duplicates whose earlier finish an acknowledged commit of its own assignment had covered (analyze.ts). */
+  redoneAfterCommit: number;
   /** Every finish (duplicates included). */
   finishes: number;
   /** Log lines naming a record that was not produced there. */
@@ -367,7 +375,7 @@ function failedRound(o: ChaosOptions, round: number, seed: number, durationMs: n
     round, seed, runtime: o.runtime, records: 0, produceDuplicates: 0, lost: 0, duplicates: 0, orderViolations: 0,
     committedEqualsEnd: false, deadLettered: false, deadLetterCopies: 0, exitedOnOwn: 0, termForced: 0,
     duplicatesBy: Object.fromEntries(DUPLICATE_CAUSES.map((c) => [c, 0])) as Record<DuplicateCause, number>,
-    finishes: 0, mismatches: 0,
+    redoneAfterCommit: 0, finishes: 0, mismatches: 0,
     poisonFinished: false, startFailures: 0, consumerFailures: 0, sigkills: 0, sigterms: 0, brokerRestarts: 0, brokerDownMs: 0, connectionsDropped: 0,
     processes: 0, settleMs: 0, timedOut: false, durationMs, extra: {}, error,
   };
@@ -378,7 +386,7 @@ export function summaryLine(r: RoundResult): string {
   if (r.error) return `round ${r.round} (seed ${r.seed}) FAILED: ${r.error.split("\n")[0]}`;
   const by = Object.entries(r.duplicatesBy).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ");
   return `round ${r.round} (seed ${r.seed}, ${r.runtime}): records ${r.records}, lost ${r.lost}, duplicates ${r.duplicates}` +
-    (by ? ` (${by})` : "") + `, order violations ${r.orderViolations}, committed=end ${r.committedEqualsEnd}, ` +
+    (by ? ` (${by}; redone after a commit covered them ${r.redoneAfterCommit})` : "") + `, order violations ${r.orderViolations}, committed=end ${r.committedEqualsEnd}, ` +
     `dead-lettered ${r.deadLettered} (${r.deadLetterCopies}), exited on own ${r.exitedOnOwn}, ` +
     `consumer failures ${r.consumerFailures}, start failures ${r.startFailures}, SIGTERM ignored ${r.termForced}; ` +
     `${r.sigkills} SIGKILL, ${r.sigterms} SIGTERM, broker down ${(r.brokerDownMs / 1000).toFixed(1)} s, ` +
@@ -445,7 +453,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
   const live = (): Member[] => members.filter((m) => !m.exit && !m.signal && !m.final);
   const signal = async (m: Member, sig: "SIGKILL" | "SIGTERM"): Promise<void> => {
     m.proc.kill(sig);
-    const timer = sleep(30_000).then(() => "timeout" as const);
+    const timer = sleep(TERM_GRACE_MS).then(() => "timeout" as const);
     if ((await Promise.race([m.exited.then(() => "ok" as const), timer])) === "timeout") {
       m.proc.kill("SIGKILL");
       await m.exited;
@@ -586,6 +594,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       exitedOnOwn: infos.filter((m) => m.fate === "exited").length,
       termForced: members.filter((m) => (m.signal === "SIGTERM" || m.final) && m.exit?.signal === "SIGKILL").length,
       duplicatesBy: counts.duplicatesBy,
+      redoneAfterCommit: counts.redoneAfterCommit,
       finishes: counts.finishes,
       mismatches: counts.mismatches,
       poisonFinished: counts.poisonFinished,

@@ -18,6 +18,7 @@
  * - `R … assignment` REBALANCING (an orderly revoke begins);
  * - `X … assignment restart error` CRASH (restart true: the partitions are lost, a join follows);
  * - `T … assignment` SIGTERM received (graceful shutdown begins);
+ * - `K … assignment partition:offset,…` an acknowledged commit (the `commit` event);
  * - `E … assignment kind error` an `error` event of the consumer (commit failures, …);
  * - `S … assignment error` `consume()` rejected at start (broker unreachable): started again 1 s later;
  * - `C … assignment error` the consumer failed for good (`done` rejected): started again 1 s later;
@@ -202,6 +203,7 @@ async function main(): Promise<void> {
       },
       on: {
         error: (e) => event("E", e.kind, oneLine(e.error)),
+        commit: (e) => event("K", e.offsets.map((o) => `${o.partition}:${o.offset}`).join(",")),
       },
     });
     const release = async (): Promise<void> => {

@@ -146,6 +146,7 @@ export function table(results: readonly RoundResult[]): string {
       ["lost", r.lost],
       ["duplicates", r.duplicates],
       ...DUPLICATE_CAUSES.filter((c) => r.duplicatesBy[c] > 0).map((c): [string, number] => [`  after ${c}`, r.duplicatesBy[c]]),
+      ["  redone though committed", r.redoneAfterCommit],
       ["order violations", r.orderViolations],
       ["committed = end", r.committedEqualsEnd],
       ["dead-lettered (copies)", `${r.deadLettered} (${r.deadLetterCopies})`],

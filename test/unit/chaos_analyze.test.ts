@@ -64,6 +64,20 @@ describe("chaos log counting", () => {
     assert.equal(c.finishes, 7);
   });
 
+  test("redoneAfterCommit: a duplicate whose earlier finish an acknowledged commit of its assignment covered", () => {
+    const m1 = [
+      ev("J", 1, "m1", 11, "m1.1", "t-0"),
+      F(2, "m1", 11, 0, 0, "m1.1"),
+      F(3, "m1", 11, 1, 1, "m1.1"),
+      ev("K", 4, "m1", 11, "m1.1", "0:1"), // commits offset 1: record 0 done, record 1 not covered
+    ].join("\n");
+    const m2 = [ev("J", 5, "m2", 12, "m2.1", "t-0"), F(6, "m2", 12, 0, 0, "m2.1"), F(7, "m2", 12, 1, 1, "m2.1")].join("\n");
+    const members: MemberInfo[] = [{ member: "m1", pid: 11, fate: "sigkill" }, { member: "m2", pid: 12, fate: "final-stop" }];
+    const c = countLogs(T, produced(2), [m1, m2], members, []);
+    assert.equal(c.duplicates, 2);
+    assert.equal(c.redoneAfterCommit, 1);
+  });
+
   test("key order is checked within an assignment only: a redo after a handover is no violation", () => {
     const log = [
       ev("J", 1, "m1", 11, "m1.1", "t-0"),
