@@ -687,9 +687,13 @@ export async function produce(
   topic: string,
   messages: Array<{ key?: string | null; value: string; partition?: number }>,
 ): Promise<void> {
+  // Idempotent: a request retried after a timeout (a loaded machine, a broker just
+  // started) is written once, so the topic holds exactly `messages` (tests count them).
   const producer = client(brokers).producer({
     createPartitioner: Partitioners.DefaultPartitioner,
     allowAutoTopicCreation: false,
+    idempotent: true,
+    maxInFlightRequests: 1,
   });
   await producer.connect();
   try {
