@@ -25,7 +25,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { deflateRawSync } from "node:zlib";
 import { decodeCompletedSet, encodeCompletedSet, type RunsInput } from "../core/tracker/completed_set.ts";
-import { pcDeflateStandIn, pcEncode, pcEncodeFromRuns, PC_MAX_METADATA } from "./baselines/pc_encodings.ts";
+import { pcDeflateStandIn, pcEncode, pcEncodeFromRuns, PC_MAX_METADATA, pcSelfCheck } from "./baselines/pc_encodings.ts";
 import { arg, runtimeName } from "./cli.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -284,6 +284,7 @@ function table(rows: CodecRow[]): string {
 
 /** Runs every pattern; returns the report. */
 function run(quick: boolean): { runtime: string; rows: CodecRow[]; seeds: Record<string, ReturnType<typeof seeds>> } {
+  pcSelfCheck();
   const batches = quick ? 5 : 21;
   const rows = patterns().map((p) => measure(p, batches));
   return {
