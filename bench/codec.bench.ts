@@ -311,7 +311,7 @@ function main(): void {
   else {
     console.log(`completed-set codec vs Parallel Consumer 0.5.3.3 (${version}${QUICK ? ", quick" : ""}; 1-minute load ${load.join(" → ")}); sizes in characters, budget ${PC_MAX_METADATA}\n`);
     console.log(table(result.rows));
-    for (const [k, s] of Object.entries(result.seeds)) console.log(`\nrandom ${k}: ours ≤ PC on ${s.oursNotLarger} of ${s.seeds} seeds (worst: ours − PC = ${s.worst} chars)`);
+    for (const [k, s] of Object.entries(result.seeds)) console.log(`\nrandom ${k}: ours ≤ PC on ${s.oursNotLarger} of ${s.seeds} seeds (largest difference ours − PC: ${s.worst} chars)`);
     for (const r of result.rows) if (r.pc.deflateStandInChars !== null && r.pc.chars > 250) console.log(`PC + zstd stand-in (deflate) on "${r.pattern}": ~${int(r.pc.deflateStandInChars)} chars`);
     const file = arg("--out") ?? join(dirname(fileURLToPath(import.meta.url)), "results", "codec.json");
     writeFileSync(file, JSON.stringify({ runs: [report] }, null, 1) + "\n");
