@@ -98,7 +98,11 @@ export interface EncodeOptions {
 export interface Encoded {
   /** The metadata string (printable ASCII, at most the budget). */
   metadata: string;
-  /** One past the last offset it claims anything about: the input's `end`, or less when over the budget. */
+  /**
+   * One past the last offset it claims anything about: the input's `end` (less a trailing
+   * unfinished run, which says nothing: one past the last finished offset), or less when over
+   * the budget. The decoded set's `end` is the same.
+   */
   end: number;
   /** How many offsets of [base, end) it claims finished (gaps included). */
   finished: number;
@@ -121,6 +125,7 @@ const CRC_BITS = 32;
 const HEADER_BITS = 13; // runs: first-run flag + two 6-bit codes
 const CODES = 32; // orders 0..31 for each family
 const MAX_BITLEN = 56; // bit lengths of values < 2^55
+const SMALL = 64; // values counted one by one before they are tallied
 
 // ---- alphabet --------------------------------------------------------------------------------
 
@@ -327,39 +332,49 @@ class Tally {
   /** how many values have bit j set */
   readonly bits = new Float64Array(MAX_BITLEN);
 
+  /** values below SMALL, counted by value; folded into the tallies above by `choose` */
+  readonly small = new Float64Array(SMALL);
+
   reset(): void {
     this.count = 0;
     this.max = 0;
     this.byLength.fill(0);
     this.carry.fill(0);
     this.bits.fill(0);
+    this.small.fill(0);
   }
 
   add(v: number): void {
     this.count++;
     if (v > this.max) this.max = v;
+    if (v < SMALL) this.small[v]++; // most run lengths: one increment, folded in later
+    else this.#tally(v, 1);
+  }
+
+  /** Tallies `times` values v. */
+  #tally(v: number, times: number): void {
     const b = bitLength(v);
-    this.byLength[b]++;
+    this.byLength[b] += times;
     // EG order k < b: v + 2^k has b + 1 bits iff bits k..b−1 of v are all ones, i.e. k ≥ b − t
     // where t counts v's leading ones.
     if (b > 0) {
       const t = b - bitLength(POW2[b] - 1 - v);
       const from = b - t;
       if (from < CODES) {
-        this.carry[from] += 2;
-        this.carry[b < CODES ? b : CODES] -= 2;
+        this.carry[from] += 2 * times;
+        this.carry[b < CODES ? b : CODES] -= 2 * times;
       }
     }
     let hi = Math.floor(v / 4294967296);
     let lo = (v - hi * 4294967296) >>> 0;
     while (lo !== 0) {
       const low = lo & -lo;
-      this.bits[31 - Math.clz32(low)]++;
+      this.bits[31 - Math.clz32(low)] += times;
       lo = (lo ^ low) >>> 0;
     }
     while (hi !== 0) {
       const low = hi & -hi;
-      this.bits[63 - Math.clz32(low)]++;
+      this.bits[63 - Math.clz32(low)] += times;
       hi = (hi ^ low) >>> 0;
     }
   }
@@ -371,6 +386,13 @@ class Tally {
     if (this.count === 0) {
       best.size = 0;
       return;
+    }
+    const small = this.small;
+    for (let v = 0; v < SMALL; v++) {
+      if (small[v] !== 0) {
+        this.#tally(v, small[v]);
+        small[v] = 0;
+      }
     }
     const top = bitLength(this.max); // every value has at most `top` bits
     let low = 0;
