@@ -25,7 +25,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { deflateRawSync } from "node:zlib";
 import { decodeCompletedSet, encodeCompletedSet, type RunsInput } from "../core/tracker/completed_set.ts";
-import { pcDeflateStandIn, pcEncode, pcEncodeFromRuns, PC_MAX_METADATA } from "./baselines/pc_encodings.ts";
+import { pcDeflateStandIn, pcEncode, pcEncodeFromRuns, PC_MAX_METADATA, pcSelfCheck } from "./baselines/pc_encodings.ts";
 import { arg, runtimeName } from "./cli.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -284,6 +284,7 @@ function table(rows: CodecRow[]): string {
 
 /** Runs every pattern; returns the report. */
 function run(quick: boolean): { runtime: string; rows: CodecRow[]; seeds: Record<string, ReturnType<typeof seeds>> } {
+  pcSelfCheck();
   const batches = quick ? 5 : 21;
   const rows = patterns().map((p) => measure(p, batches));
   return {
@@ -310,7 +311,7 @@ function main(): void {
   else {
     console.log(`completed-set codec vs Parallel Consumer 0.5.3.3 (${version}${QUICK ? ", quick" : ""}; 1-minute load ${load.join(" → ")}); sizes in characters, budget ${PC_MAX_METADATA}\n`);
     console.log(table(result.rows));
-    for (const [k, s] of Object.entries(result.seeds)) console.log(`\nrandom ${k}: ours ≤ PC on ${s.oursNotLarger} of ${s.seeds} seeds (worst: ours − PC = ${s.worst} chars)`);
+    for (const [k, s] of Object.entries(result.seeds)) console.log(`\nrandom ${k}: ours ≤ PC on ${s.oursNotLarger} of ${s.seeds} seeds (largest difference ours − PC: ${s.worst} chars)`);
     for (const r of result.rows) if (r.pc.deflateStandInChars !== null && r.pc.chars > 250) console.log(`PC + zstd stand-in (deflate) on "${r.pattern}": ~${int(r.pc.deflateStandInChars)} chars`);
     const file = arg("--out") ?? join(dirname(fileURLToPath(import.meta.url)), "results", "codec.json");
     writeFileSync(file, JSON.stringify({ runs: [report] }, null, 1) + "\n");

@@ -480,13 +480,13 @@ const fmtUs = (us) => (us === null || us === undefined ? "—" : us >= 1000 ? `$
  * The codec section (bench/codec.bench.ts, one report per runtime): sizes (the same on every
  * runtime; checked), what each side keeps, then encode/decode time per commit per runtime.
  */
-export function codecMarkdown(codec) {
+export function codecMarkdown(codec, { heading = true } = {}) {
   if (!codec?.length) return "";
   const out = [];
   const first = codec[0];
   const int = (n) => n.toLocaleString("en-US");
-  out.push("## Completed-set codec vs Parallel Consumer 0.5.3.3 (commit metadata)");
-  out.push("");
+  if (heading) out.push("## Completed-set codec vs Parallel Consumer 0.5.3.3 (commit metadata)", "");
+  else out.push(`Run of ${first.date?.slice(0, 10)}: ${codec.map((c) => c.version).join(", ")}.`, "");
   out.push("Characters of commit metadata for the same state (committed offset = the lowest unfinished offset, the map up to the highest finished one); PC drops its map above 4,096 characters, ours keeps the longest prefix that fits. Method: `bench/codec.bench.ts`, baseline: `bench/baselines/pc_encodings.ts`.");
   out.push("");
   out.push("| # | pattern | ours: chars (format) | PC: chars (encoding) | PC sends it? | ours keeps (finished records) | PC + zstd stand-in (deflate) |");
@@ -499,7 +499,7 @@ export function codecMarkdown(codec) {
   out.push("");
   const same = codec.every((c) => c.rows.every((r, i) => r.ours.chars === first.rows[i].ours.chars && r.pc.chars === first.rows[i].pc.chars));
   out.push(same ? `Sizes are identical on ${codec.map((c) => c.runtime).join(", ")}.` : "**Sizes differ between runtimes** (a bug).");
-  for (const [k, s] of Object.entries(first.seeds ?? {})) out.push(`Random ${k}: ours ≤ PC on ${s.oursNotLarger} of ${s.seeds} seeds (worst case ours − PC = ${s.worst} chars).`);
+  for (const [k, s] of Object.entries(first.seeds ?? {})) out.push(`Random ${k}: ours ≤ PC on ${s.oursNotLarger} of ${s.seeds} seeds (largest difference ours − PC: ${s.worst} chars).`);
   out.push("");
   out.push("**Time per commit** (median of batches; ours: encode / decode; PC: its per-offset encode loop re-implemented in JS, not timed where it would visit billions of offsets)");
   out.push("");

@@ -232,13 +232,25 @@ function machine() {
   };
 }
 
+/** Refreshes the codec table of bench/README.md (between its markers). */
+function writeCodecReadme(reports) {
+  const readme = join(root, "bench", "README.md");
+  if (!existsSync(readme)) return;
+  const text = readFileSync(readme, "utf8");
+  const start = "<!-- codec:start -->", end = "<!-- codec:end -->";
+  const a = text.indexOf(start), b = text.indexOf(end);
+  if (a >= 0 && b > a) writeFileSync(readme, `${text.slice(0, a + start.length)}\n${codecMarkdown(reports, { heading: false })}${text.slice(b)}`);
+}
+
 if (codecOnly) {
   mkdirSync(outDir, { recursive: true });
   const reports = await codecStep();
   const base = quick ? "codec-quick" : "codec";
   writeFileSync(join(outDir, `${base}.json`), JSON.stringify({ machine: machine(), runs: reports }, null, 1) + "\n");
   writeFileSync(join(outDir, `${base}.md`), `# offset-frontier codec benchmark${quick ? " (quick)" : ""}\n\n${codecMarkdown(reports)}`);
-  console.log(`\nwrote ${relative(root, join(outDir, base))}.json and .md`);
+  if (!quick && o.save) writeCodecReadme(reports); // the committed README only with --save
+  console.log(`
+wrote ${relative(root, join(outDir, base))}.json and .md${!quick && o.save ? ", the codec table of bench/README.md" : ""}`);
   process.exit(0);
 }
 
@@ -283,6 +295,7 @@ if (renderOnly) {
     info.seconds.codec = Math.round((Date.now() - t0) / 1000);
     const file = name === "latest" ? "codec.json" : `${name}.codec.json`;
     writeFileSync(join(outDir, file), JSON.stringify({ machine: info.machine, runs: info.codec }, null, 1) + "\n");
+    if (name === "latest" && !quick) writeCodecReadme(info.codec);
   }
   info.seconds.total = Math.round((Date.now() - started) / 1000);
   report = { ...info, about, rows: all };

@@ -42,6 +42,8 @@ export interface PcEncoded {
   metadata: string;
   /** Whether PC would send it: length ≤ 4,096; otherwise the map is dropped. */
   sent: boolean;
+  /** Every encoding that did not overflow, by name (magic byte included). */
+  candidates: Record<string, Uint8Array>;
 }
 
 /** PC's cap on the metadata string. */
@@ -96,10 +98,15 @@ export function pcEncode(base: number, highestSucceeded: number, incomplete: Rea
   if (bitset) candidates.push({ encoding: "BitSetV2", bytes: wrapBitSet(0x6f, 4, length, bitset) });
   if (rl1Ok) candidates.push({ encoding: "RunLength", bytes: wrapRuns(0x6e, 2, rl1) });
   candidates.push({ encoding: "RunLengthV2", bytes: wrapRuns(0x65, 4, rl2) });
+  return pick(candidates);
+}
+
+/** The smallest candidate wins (PC's `sortedEncodings.first()`), then base64. */
+function pick(candidates: { encoding: string; bytes: Uint8Array }[]): PcEncoded {
   let best = candidates[0];
   for (const c of candidates) if (c.bytes.length < best.bytes.length) best = c;
   const metadata = base64(best.bytes);
-  return { ...best, metadata, sent: metadata.length <= PC_MAX_METADATA };
+  return { ...best, metadata, sent: metadata.length <= PC_MAX_METADATA, candidates: Object.fromEntries(candidates.map((c) => [c.encoding, c.bytes])) };
 }
 
 function wrapBitSet(magic: number, width: number, length: number, bits: Uint8Array): Uint8Array {
@@ -161,10 +168,26 @@ export function pcEncodeFromRuns(base: number, end: number, runs: Float64Array, 
   if (maxRun <= SHORT_MAX) candidates.push({ encoding: "RunLength", bytes: wrapRuns(0x6e, 2, list) });
   if (maxRun <= INT_MAX) candidates.push({ encoding: "RunLengthV2", bytes: wrapRuns(0x65, 4, list) });
   if (candidates.length === 0) return undefined;
-  let best = candidates[0];
-  for (const c of candidates) if (c.bytes.length < best.bytes.length) best = c;
-  const metadata = base64(best.bytes);
-  return { ...best, metadata, sent: metadata.length <= PC_MAX_METADATA };
+  return pick(candidates);
+}
+
+/**
+ * Checks the re-implementation against PC's own unit test `RunLengthEncoderTest.noGaps`
+ * (src/test/java/io/confluent/parallelconsumer/offsets/RunLengthEncoderTest.java): incomplete
+ * {0, 4, 6, 7, 8, 10}, complete {1, 2, 3, 5, 9} give the runs 1, 3, 1, 1, 3, 1, 1. Here the
+ * map ends at the highest succeeded offset 9, as PC's commit path does (the trailing
+ * incomplete 10 is not encoded), so the runs are 1, 3, 1, 1, 3, 1. Throws on a mismatch.
+ */
+export function pcSelfCheck(): void {
+  const e = pcEncode(0, 9, new Set([0, 4, 6, 7, 8]));
+  const rl = e?.candidates.RunLength;
+  const runs = rl ? Array.from({ length: (rl.length - 1) / 2 }, (_, i) => new DataView(rl.buffer).getInt16(1 + 2 * i)) : [];
+  const bitset = e?.candidates.BitSet;
+  // BitSet v1: magic 'l', short 10, bits (little-endian) 0b00101110 0b10, one unused byte
+  const expectedBitSet = [0x6c, 0, 10, 0b00101110, 0b10, 0];
+  if (runs.join() !== "1,3,1,1,3,1" || rl?.[0] !== 0x6e || bitset?.join() !== expectedBitSet.join() || e?.encoding !== "BitSet") {
+    throw new Error(`PC re-implementation disagrees with PC's RunLengthEncoderTest: runs ${runs}, bitset ${bitset}, winner ${e?.encoding}`);
+  }
 }
 
 /**

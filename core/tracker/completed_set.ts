@@ -56,7 +56,9 @@
  * ## Decoding
  *
  * Untrusted input: anything that cannot be verified is ignored (`ok: false` with a reason), never
- * trusted, and decoding never throws. It is bounded: at most {@link MAX_METADATA_LENGTH}
+ * trusted, and decoding never throws. The checksum guards against accidents (a corrupted, cut or
+ * stale string, one written for another partition or offset, another tool's metadata), not
+ * against someone who can commit for the group on purpose: they could commit any offset anyway. It is bounded: at most {@link MAX_METADATA_LENGTH}
  * characters, the run count is bounded by the payload's bits, the span by 2^53.
  *
  * @example
@@ -96,7 +98,11 @@ export interface EncodeOptions {
 export interface Encoded {
   /** The metadata string (printable ASCII, at most the budget). */
   metadata: string;
-  /** One past the last offset it claims anything about: the input's `end`, or less when over the budget. */
+  /**
+   * One past the last offset it claims anything about: the input's `end` (less a trailing
+   * unfinished run, which says nothing: one past the last finished offset), or less when over
+   * the budget. The decoded set's `end` is the same.
+   */
   end: number;
   /** How many offsets of [base, end) it claims finished (gaps included). */
   finished: number;
@@ -119,6 +125,7 @@ const CRC_BITS = 32;
 const HEADER_BITS = 13; // runs: first-run flag + two 6-bit codes
 const CODES = 32; // orders 0..31 for each family
 const MAX_BITLEN = 56; // bit lengths of values < 2^55
+const SMALL = 64; // values counted one by one before they are tallied
 
 // ---- alphabet --------------------------------------------------------------------------------
 
@@ -215,61 +222,80 @@ function bitLength(x: number): number {
 }
 
 /** A bit writer over a zeroed scratch buffer (most significant bit first). */
-let wbuf = new Uint8Array(1024);
-let wpos = 0;
+class BitWriter {
+  buf = new Uint8Array(1024);
+  pos = 0;
 
-function writerReset(bytes: number): void {
-  if (wbuf.length < bytes) wbuf = new Uint8Array(Math.max(bytes, wbuf.length * 2));
-  else wbuf.fill(0, 0, bytes);
-  wpos = 0;
-}
+  /** Zeroes the first `bytes` bytes (growing the buffer if needed) and rewinds. */
+  reset(bytes: number): void {
+    if (this.buf.length < bytes) this.buf = new Uint8Array(Math.max(bytes, this.buf.length * 2));
+    else this.buf.fill(0, 0, bytes);
+    this.pos = 0;
+  }
 
-/** Writes the low n ≤ 24 bits of v. */
-function writeSmall(v: number, n: number): void {
-  while (n > 0) {
-    const free = 8 - (wpos & 7);
-    const take = free < n ? free : n;
-    const bits = (v >>> (n - take)) & ((1 << take) - 1);
-    wbuf[wpos >>> 3] |= bits << (free - take);
-    wpos += take;
-    n -= take;
+  /** Writes the low n ≤ 24 bits of v. */
+  small(v: number, n: number): void {
+    const buf = this.buf;
+    let pos = this.pos;
+    while (n > 0) {
+      const free = 8 - (pos & 7);
+      const take = free < n ? free : n;
+      const bits = (v >>> (n - take)) & ((1 << take) - 1);
+      buf[pos >>> 3] |= bits << (free - take);
+      pos += take;
+      n -= take;
+    }
+    this.pos = pos;
+  }
+
+  /** Writes v (an integer < 2^n) in n ≤ 60 bits. */
+  bits(v: number, n: number): void {
+    if (n > 24) {
+      const hi = Math.floor(v / 16777216);
+      this.bits(hi, n - 24);
+      this.small(v - hi * 16777216, 24);
+    } else this.small(v, n);
+  }
+
+  /** Sets the bits [from, to) to 1. */
+  ones(from: number, to: number): void {
+    const buf = this.buf;
+    while (from < to && (from & 7) !== 0) {
+      buf[from >>> 3] |= 0x80 >>> (from & 7);
+      from++;
+    }
+    const fullEnd = from + ((to - from) & ~7);
+    if (fullEnd > from) buf.fill(0xff, from >>> 3, fullEnd >>> 3);
+    for (from = fullEnd; from < to; from++) buf[from >>> 3] |= 0x80 >>> (from & 7);
+  }
+
+  /** Writes v with code `code` (Exp-Golomb below 32, Rice from 32). */
+  code(v: number, code: number): void {
+    if (code < CODES) {
+      const x = v + POW2[code];
+      const len = bitLength(x);
+      this.pos += len - 1 - code; // zeros (the buffer is zeroed)
+      if (len > 24) this.bits(x, len);
+      else this.small(x, len);
+    } else {
+      const k = code - CODES;
+      if (k === 0) {
+        this.pos += v;
+        this.small(1, 1);
+        return;
+      }
+      const q = Math.floor(v / POW2[k]);
+      this.pos += q;
+      if (k < 24) this.small(POW2[k] + (v - q * POW2[k]), k + 1); // the 1, then k low bits
+      else {
+        this.small(1, 1);
+        this.bits(v - q * POW2[k], k);
+      }
+    }
   }
 }
 
-/** Writes v (an integer < 2^n) in n ≤ 60 bits. */
-function writeBits(v: number, n: number): void {
-  if (n > 24) {
-    const hi = Math.floor(v / 16777216);
-    writeBits(hi, n - 24);
-    writeSmall(v - hi * 16777216, 24);
-  } else writeSmall(v, n);
-}
-
-/** Sets the bits [from, to) of the writer's buffer to 1. */
-function writeOnes(from: number, to: number): void {
-  while (from < to && (from & 7) !== 0) {
-    wbuf[from >>> 3] |= 0x80 >>> (from & 7);
-    from++;
-  }
-  const fullEnd = from + ((to - from) & ~7);
-  if (fullEnd > from) wbuf.fill(0xff, from >>> 3, fullEnd >>> 3);
-  for (from = fullEnd; from < to; from++) wbuf[from >>> 3] |= 0x80 >>> (from & 7);
-}
-
-function writeCode(v: number, code: number): void {
-  if (code < CODES) {
-    const x = v + POW2[code];
-    const len = bitLength(x);
-    wpos += len - 1 - code; // zeros (the buffer is zeroed)
-    writeBits(x, len);
-  } else {
-    const k = code - CODES;
-    const q = Math.floor(v / POW2[k]);
-    wpos += q;
-    writeSmall(1, 1);
-    if (k > 0) writeBits(v - q * POW2[k], k);
-  }
-}
+const W = new BitWriter();
 
 /** Bits of code `code` for value v. */
 function codeLength(v: number, code: number): number {
@@ -306,39 +332,49 @@ class Tally {
   /** how many values have bit j set */
   readonly bits = new Float64Array(MAX_BITLEN);
 
+  /** values below SMALL, counted by value; folded into the tallies above by `choose` */
+  readonly small = new Float64Array(SMALL);
+
   reset(): void {
     this.count = 0;
     this.max = 0;
     this.byLength.fill(0);
     this.carry.fill(0);
     this.bits.fill(0);
+    this.small.fill(0);
   }
 
   add(v: number): void {
     this.count++;
     if (v > this.max) this.max = v;
+    if (v < SMALL) this.small[v]++; // most run lengths: one increment, folded in later
+    else this.#tally(v, 1);
+  }
+
+  /** Tallies `times` values v. */
+  #tally(v: number, times: number): void {
     const b = bitLength(v);
-    this.byLength[b]++;
+    this.byLength[b] += times;
     // EG order k < b: v + 2^k has b + 1 bits iff bits k..b−1 of v are all ones, i.e. k ≥ b − t
     // where t counts v's leading ones.
     if (b > 0) {
       const t = b - bitLength(POW2[b] - 1 - v);
       const from = b - t;
       if (from < CODES) {
-        this.carry[from] += 2;
-        this.carry[b < CODES ? b : CODES] -= 2;
+        this.carry[from] += 2 * times;
+        this.carry[b < CODES ? b : CODES] -= 2 * times;
       }
     }
     let hi = Math.floor(v / 4294967296);
     let lo = (v - hi * 4294967296) >>> 0;
     while (lo !== 0) {
       const low = lo & -lo;
-      this.bits[31 - Math.clz32(low)]++;
+      this.bits[31 - Math.clz32(low)] += times;
       lo = (lo ^ low) >>> 0;
     }
     while (hi !== 0) {
       const low = hi & -hi;
-      this.bits[63 - Math.clz32(low)]++;
+      this.bits[63 - Math.clz32(low)] += times;
       hi = (hi ^ low) >>> 0;
     }
   }
@@ -350,6 +386,13 @@ class Tally {
     if (this.count === 0) {
       best.size = 0;
       return;
+    }
+    const small = this.small;
+    for (let v = 0; v < SMALL; v++) {
+      if (small[v] !== 0) {
+        this.#tally(v, small[v]);
+        small[v] = 0;
+      }
     }
     const top = bitLength(this.max); // every value has at most `top` bits
     let low = 0;
@@ -533,21 +576,21 @@ function finishedBelow(cut: number): number {
 function writeRuns(cu: number, cf: number, cut: number): void {
   const { base, runs, count } = norm;
   const first = count > 0 ? runs[0] : norm.end;
-  writeSmall(first > base ? 1 : 0, 1);
-  writeSmall(cu, 6);
-  writeSmall(cf, 6);
+  W.small(first > base ? 1 : 0, 1);
+  W.small(cu, 6);
+  W.small(cf, 6);
   if (first > base) {
-    writeCode(Math.min(first, cut) - base - 1, cf);
+    W.code(Math.min(first, cut) - base - 1, cf);
     if (first >= cut) return;
   }
   for (let i = 0; i < count; i++) {
     const s = runs[2 * i];
     if (s >= cut) return;
     const l = runs[2 * i + 1];
-    writeCode(l - 1, cu);
+    W.code(l - 1, cu);
     const fs = s + l;
     const fe = i + 1 < count ? runs[2 * i + 2] : norm.end;
-    writeCode(Math.min(fe, cut) - fs - 1, cf);
+    W.code(Math.min(fe, cut) - fs - 1, cf);
     if (fe >= cut) return;
   }
 }
@@ -558,11 +601,11 @@ function writeBitmap(cut: number): void {
   let at = base;
   for (let i = 0; i < count && at < cut; i++) {
     const s = runs[2 * i];
-    writeOnes(at - base, Math.min(s, cut) - base);
+    W.ones(at - base, Math.min(s, cut) - base);
     at = s + runs[2 * i + 1];
   }
-  if (at < cut) writeOnes(at - base, cut - base);
-  wpos = cut - base;
+  if (at < cut) W.ones(at - base, cut - base);
+  W.pos = cut - base;
 }
 
 const outChars = new Uint8Array(MAX_METADATA_LENGTH);
@@ -573,9 +616,10 @@ function finish(format: number, topic: string, partition: number, base: number, 
   const n = charsFor(payloadBits + CRC_BITS);
   const total = capacityBits(n);
   const padded = total - CRC_BITS;
+  const wbuf = W.buf;
   const crc = checksum(format, n, topic, partition, base, wbuf, padded);
-  wpos = padded;
-  writeBits(crc, 32);
+  W.pos = padded;
+  W.bits(crc, 32);
   // characters: c0 = 16·format + first 4 bits, then 13-bit pairs, then a 6-bit single
   outChars[0] = ALPHABET[16 * format + (wbuf[0] >>> 4)];
   let bit = 4;
@@ -679,10 +723,10 @@ export function encodeCompletedSet(topic: string, partition: number, input: Runs
   }
 
   const totalChars = Math.min(budget, charsFor(Math.min(capacity, format === FORMAT_RUNS ? runsBits : bitmapBits) + CRC_BITS));
-  writerReset(((capacityBits(totalChars) + 7) >>> 3) + 8);
+  W.reset(((capacityBits(totalChars) + 7) >>> 3) + 8);
   if (format === FORMAT_RUNS) writeRuns(cu, cf, cut);
   else writeBitmap(cut);
-  const payloadBits = wpos;
+  const payloadBits = W.pos;
   const metadata = finish(format, topic, partition, base, payloadBits);
   return {
     metadata,

@@ -252,6 +252,50 @@ describe("completed-set codec", () => {
     );
   });
 
+  test("the smallest encoding wins: sizes match a brute force over every code and the bitmap", () => {
+    const egLength = (v: number, k: number): number => {
+      const n = (v + 2 ** k).toString(2).length;
+      return n - 1 - k + n;
+    };
+    const riceLength = (v: number, k: number): number => Math.floor(v / 2 ** k) + 1 + k;
+    const best = (values: number[]): number => {
+      if (values.length === 0) return 0;
+      let min = Infinity;
+      for (let k = 0; k < 32; k++) {
+        min = Math.min(min, values.reduce((a, v) => a + egLength(v, k), 0), values.reduce((a, v) => a + riceLength(v, k), 0));
+      }
+      return min;
+    };
+    fc.assert(
+      fc.property(historyArb, (h) => {
+        const e = encodeCompletedSet("t", 0, h.input, { budget: MAX_METADATA_LENGTH });
+        if (h.lastFinishedEnd === h.base) return assert.equal(e, undefined);
+        // the alternating runs of [base, lastFinishedEnd), from the model's offsets
+        const u: number[] = [], f: number[] = [];
+        let at = h.base;
+        while (at < h.lastFinishedEnd) {
+          const finished = finishedModel(h, at);
+          let to = at + 1;
+          if (finished) {
+            // jump over finished stretches quickly: to the next unfinished offset or the end
+            const next = [...h.unfinished].filter((o) => o > at).reduce((m, o) => Math.min(m, o), h.lastFinishedEnd);
+            to = next;
+          } else while (to < h.lastFinishedEnd && h.unfinished.has(to)) to++;
+          (finished ? f : u).push(to - at - 1);
+          at = to;
+        }
+        const runsBits = 13 + best(u) + best(f);
+        const bitmapBits = h.lastFinishedEnd - h.base;
+        let n = 1;
+        while (T(n) < Math.min(runsBits, bitmapBits) + 32) n++;
+        assert.ok(e);
+        assert.equal(e.metadata.length, n, `runs ${runsBits} bits, bitmap ${bitmapBits} bits`);
+        if (runsBits !== bitmapBits) assert.equal(e.format.startsWith("runs"), runsBits < bitmapBits, e.format);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   test("dense histories (a boolean array model), queries in order and at random", () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 2 ** 53 - 5000 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 3000 }), fc.integer({ min: 0, max: 100 }), (b, bits, bias) => {
