@@ -26,7 +26,7 @@ import { type DispatchOptions, Dispatcher, type Lane, Work } from "./dispatcher.
 import { Completion } from "../tracker/engine.ts";
 import type { EngineChoice } from "../tracker/engines.ts";
 import { CapacityError, InvalidArgumentError, OffsetFrontierError, describe } from "../errors.ts";
-import { type CompletedSet, decodeCompletedSet } from "../tracker/completed_set.ts";
+import { type CompletedSet, decodeCompletedSet, unionOfClaims } from "../tracker/completed_set.ts";
 import { Frontier, type PartitionCommit } from "../tracker/frontier.ts";
 import {
   type ConsumerEvents,
@@ -429,12 +429,26 @@ export class ParallelConsumer<M> {
         (positions) => this.#claims(lanes, positions),
         (error: unknown) => {
           this.#events.emit("error", { kind: "committed-read", error });
+          for (const lane of lanes) {
+            const mine = lane.ended ? undefined : this.#frontier.recall(lane.topic, lane.partition);
+            if (mine !== undefined) this.#useClaim(lane, mine);
+          }
           this.#release(lanes);
         },
       );
     } else {
       void committed?.catch(() => {}); // not used: no unhandled rejection
+      for (const lane of lanes) {
+        // Nothing to read: what this consumer finished in its own last assignment still counts.
+        const mine = this.#frontier.recall(lane.topic, lane.partition);
+        if (mine !== undefined) this.#useClaim(lane, mine);
+      }
     }
+  }
+
+  #useClaim(lane: Lane<M>, claim: CompletedSet): void {
+    lane.claim = claim;
+    this.#frontier.inherit(lane.topic, lane.partition, claim);
   }
 
   /** Decodes each held lane's committed metadata into its claim, then releases the lanes. */
@@ -452,10 +466,9 @@ export class ParallelConsumer<M> {
         if (r.ok) claim = r.set;
         else ignored = r.reason;
       }
-      if (claim !== undefined) {
-        lane.claim = claim;
-        this.#frontier.inherit(lane.topic, lane.partition, claim);
-      }
+      const mine = this.#frontier.recall(lane.topic, lane.partition, offset);
+      const known = claim !== undefined && mine !== undefined ? unionOfClaims(claim, mine) : claim ?? mine;
+      if (known !== undefined) this.#useClaim(lane, known);
       if (this.#events.has("claim")) {
         this.#events.emit("claim", {
           topic: lane.topic,

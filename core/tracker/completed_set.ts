@@ -1024,3 +1024,44 @@ function decodeBitmap(buf: Uint8Array, bits: number, base: number, runs: RunList
   }
   return base + lastOne + 1;
 }
+
+/**
+ * The union of two claims about one partition: an offset is finished when either says
+ * so. Its range is [min base, max end); outside a claim's own range that claim says
+ * nothing (unfinished). Used to add what this consumer itself finished in an earlier
+ * assignment of the partition (that ended before its commit was acknowledged) to what
+ * the committed metadata claims.
+ */
+export function unionOfClaims(a: CompletedSet, b: CompletedSet): CompletedSet {
+  const base = Math.min(a.base, b.base), end = Math.max(a.end, b.end);
+  // Each side's unfinished intervals over [base, end): its runs, plus what lies outside its range.
+  const side = (s: CompletedSet): Float64Array => {
+    const runs = new Float64Array(2 * s.runCount + 4);
+    let n = 0;
+    if (s.base > base) (runs[0] = base), (runs[1] = s.base - base), (n = 1);
+    n += s.unfinishedRuns(s.base, runs.subarray(2 * n), s.runCount);
+    if (s.end < end) {
+      if (n > 0 && runs[2 * n - 2] + runs[2 * n - 1] === s.end) runs[2 * n - 1] += end - s.end;
+      else (runs[2 * n] = s.end), (runs[2 * n + 1] = end - s.end), n++;
+    }
+    return runs.subarray(0, 2 * n);
+  };
+  const x = side(a), y = side(b);
+  const out = new Float64Array(Math.max(2, x.length + y.length));
+  let i = 0, j = 0, n = 0;
+  while (i < x.length && j < y.length) {
+    const s = Math.max(x[i], y[j]);
+    const ex = x[i] + x[i + 1], ey = y[j] + y[j + 1];
+    const e = Math.min(ex, ey);
+    if (s < e) {
+      if (n > 0 && out[2 * n - 2] + out[2 * n - 1] === s) out[2 * n - 1] += e - s;
+      else (out[2 * n] = s), (out[2 * n + 1] = e - s), n++;
+    }
+    if (ex <= ey) i += 2;
+    else j += 2;
+  }
+  // A trailing unfinished run says nothing a shorter end would not: end there.
+  let last = end;
+  if (n > 0 && out[2 * n - 2] + out[2 * n - 1] === end) last = out[2 * (--n)];
+  return new CompletedSet(base, Math.max(base, last), out.subarray(0, 2 * n), n);
+}

@@ -9,7 +9,7 @@
  * @module
  */
 import { InvalidArgumentError, describe } from "../errors.ts";
-import { type CompletedSet, DEFAULT_BUDGET, encodeCompletedSet } from "./completed_set.ts";
+import { CompletedSet, DEFAULT_BUDGET, encodeCompletedSet, unionOfClaims } from "./completed_set.ts";
 import type { OffsetInput } from "./offset.ts";
 import { Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";
 
@@ -100,6 +100,7 @@ export class Frontier {
   readonly #options: Omit<TrackerOptions, "start">;
   readonly #budget: number; // 0: no completed sets
   #runs = new Float64Array(0); // scratch: unfinished runs of the partition being encoded
+  readonly #memory = new Map<string, CompletedSet>(); // what ended assignments finished, by topic\0partition
   readonly #topics = new Map<string, Map<number, Assignment>>();
   readonly #outstanding = new Map<number, Assignment[]>(); // proposal id → the assignments it was made for
   #nextId = 1;
@@ -172,6 +173,7 @@ export class Frontier {
     if (!a) return undefined;
     const safe = a.tracker.safe;
     const commit = safe !== undefined && this.#moved(a, safe) ? this.#commit(topic, partition, a, safe) : undefined;
+    this.#remember(topic, partition, a); // the final commit may not land (a client that rejoined already)
     this.#drop(topic, partition, a);
     return commit;
   }
@@ -179,7 +181,41 @@ export class Frontier {
   /** Loss of authority (e.g. the session timed out): ends the assignment without any commit. */
   lose(topic: string, partition: number): void {
     const a = this.#topics.get(topic)?.get(partition);
-    if (a) this.#drop(topic, partition, a);
+    if (!a) return;
+    this.#remember(topic, partition, a);
+    this.#drop(topic, partition, a);
+  }
+
+  /**
+   * What this consumer itself finished in the last ended assignment of a partition (lost,
+   * or revoked while its final commit may not have landed): finished records are a fact
+   * whoever commits them, so a later assignment of the same partition may skip them.
+   * Forgotten once read. `committed`, when known: the partition's committed offset now; a
+   * memory it has passed, or that lies above it (the offset was reset), is dropped.
+   */
+  recall(topic: string, partition: number, committed?: number): CompletedSet | undefined {
+    const key = `${topic}\u0000${partition}`;
+    const m = this.#memory.get(key);
+    if (m === undefined) return undefined;
+    this.#memory.delete(key);
+    if (committed !== undefined && (committed < m.base || committed >= m.end)) return undefined;
+    return m;
+  }
+
+  /** Keeps what an ending assignment finished beyond its last acknowledged commit (see {@link recall}). */
+  #remember(topic: string, partition: number, a: Assignment): void {
+    const t = a.tracker;
+    const safe = t.safe, delivered = t.delivered;
+    if (safe === undefined || delivered === undefined) return;
+    const base = Math.min(a.confirmed ?? t.origin ?? safe, safe); // all finished from base to safe
+    if (base === safe && t.blocked === 0 && a.claim === undefined) return; // nothing past the commit
+    const maxRuns = Math.ceil(Math.max(this.#budget, DEFAULT_BUDGET) * 3.5) + 1;
+    const runs = new Float64Array(2 * maxRuns);
+    const n = t.unfinishedRuns(runs, maxRuns);
+    const end = n === maxRuns ? runs[2 * n - 2] + runs[2 * n - 1] : delivered;
+    let set = new CompletedSet(base, Math.max(base, end), runs.slice(0, 2 * n), n);
+    if (a.claim !== undefined && a.claim.end > delivered && n < maxRuns) set = unionOfClaims(set, a.claim);
+    this.#memory.set(`${topic}\u0000${partition}`, set);
   }
 
   /**
@@ -257,8 +293,9 @@ export class Frontier {
     return out;
   }
 
-  /** Loses every assignment (no commits) and frees all trackers. */
+  /** Loses every assignment (no commits), frees all trackers and forgets every memory. */
   close(): void {
+    this.#memory.clear();
     for (const [topic, partitions] of this.#topics) for (const [partition, a] of partitions) this.#drop(topic, partition, a);
   }
 

@@ -51,4 +51,5 @@ export {
   type EncodeOptions,
   MAX_METADATA_LENGTH,
   type RunsInput,
+  unionOfClaims,
 } from "./completed_set.ts";

@@ -103,6 +103,7 @@ export class Tracker {
   readonly #engine: Engine;
   readonly #capacity: number;
   readonly #clock: () => number;
+  #origin: number; // the start, else the first registered offset (-1: neither yet)
   #store: EngineTracker | undefined;
   #batchSeq: number[] = []; // first handle of each batch still holding pending records
   #batchAt: number[] = []; // its registration time
@@ -124,6 +125,7 @@ export class Tracker {
     }
     if (typeof clock !== "function") throw new InvalidArgumentError(`clock must be a function; got ${describe(clock)}`);
     const start = options.start === undefined ? -1 : toOffset(options.start, "start");
+    this.#origin = start;
     this.#engine = resolveEngine(options.engine);
     this.#capacity = capacity;
     this.#clock = clock;
@@ -172,6 +174,14 @@ export class Tracker {
     return d < 0 ? undefined : d;
   }
 
+  /**
+   * Where this assignment began: the `start` given, else the first registered offset
+   * (`undefined` before either). Everything delivered from there up to {@link safe} is finished.
+   */
+  get origin(): number | undefined {
+    return this.#origin < 0 ? undefined : this.#origin;
+  }
+
   /** Completed records held behind an unfinished earlier one (`stats().blocked`, without the snapshot); 0 after {@link revoke}. */
   get blocked(): number {
     return this.#store === undefined ? 0 : this.#store.blocked();
@@ -203,6 +213,7 @@ export class Tracker {
       ) {
         const first = store.registerPlain(offsets, count, next);
         if (first >= 0) {
+          if (this.#origin < 0) this.#origin = offsets[0];
           this.#registered(store, first, count);
           return first;
         }
@@ -248,6 +259,7 @@ export class Tracker {
     const retained = store.retained();
     if (retained + count > this.#capacity) throw new CapacityError(this.#capacity, retained, count);
     const first = store.register(scratch, count, n);
+    if (this.#origin < 0) this.#origin = count > 0 ? scratch[0] : n;
     if (count > 0) this.#registered(store, first, count);
     return first;
   }

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { decodeCompletedSet, Frontier } from "../../core/mod.ts";
+import { CompletedSet, decodeCompletedSet, Frontier, unionOfClaims } from "../../core/mod.ts";
 import { ENGINES } from "./engines.ts";
 
 interface History {
@@ -133,5 +133,55 @@ describe("frontier: completed sets in the commit metadata", () => {
     t.complete(h);
     assert.deepEqual(f.propose()!.offsets, [{ topic: "t", partition: 0, offset: 1 }]);
     assert.throws(() => new Frontier({ completedSet: { budget: 3 } }), /completedSet\.budget.*3/);
+  });
+
+  test("unionOfClaims: finished where either claim says so, against a per-offset model", () => {
+    const claim = fc.record({
+      base: fc.integer({ min: 0, max: 40 }),
+      len: fc.integer({ min: 0, max: 60 }),
+      unfinished: fc.array(fc.boolean(), { maxLength: 60 }),
+    }).map(({ base, len, unfinished }) => {
+      const runs: number[] = [];
+      for (let o = base; o < base + len; o++) {
+        if (!unfinished[o - base]) continue;
+        if (runs.length > 0 && runs[runs.length - 2] + runs[runs.length - 1] === o) runs[runs.length - 1]++;
+        else runs.push(o, 1);
+      }
+      return new CompletedSet(base, base + len, Float64Array.from(runs), runs.length / 2);
+    });
+    fc.assert(
+      fc.property(claim, claim, (a, b) => {
+        const u = unionOfClaims(a, b);
+        for (let o = 0; o < 110; o++) {
+          const want = a.isFinished(o) || b.isFinished(o);
+          assert.equal(u.isFinished(o), want, `offset ${o}`);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test("recall: what a lost assignment finished is remembered once, dropped when the commit passed it or went back", () => {
+    const f = new Frontier({ engine: "js" });
+    const t = f.assign("t", 0, 0);
+    const h = t.register(Array.from({ length: 10 }, (_, i) => i), 10);
+    for (const i of [0, 1, 2, 5, 6]) t.complete(h + i);
+    f.confirm(f.propose()!); // confirmed 3, with 5 and 6 claimed
+    for (const i of [3, 8]) t.complete(h + i); // finished after the last acknowledged commit
+    f.lose("t", 0);
+    const m = f.recall("t", 0, 3)!;
+    assert.ok(m);
+    assert.deepEqual([3, 4, 5, 6, 7, 8, 9].map((o) => m.isFinished(o)), [true, false, true, true, false, true, false]);
+    assert.equal(f.recall("t", 0, 3), undefined, "forgotten once read");
+    const t2 = f.assign("t", 0, 0);
+    const h2 = t2.register([0, 1, 2], 3);
+    t2.complete(h2 + 1);
+    f.lose("t", 0);
+    assert.equal(f.recall("t", 0, 5), undefined, "the commit passed its end");
+    const t3 = f.assign("t", 0, 4);
+    const h3 = t3.register([4, 5, 6], 7);
+    t3.complete(h3 + 2);
+    f.lose("t", 0);
+    assert.equal(f.recall("t", 0, 2), undefined, "the offset went back (a reset): not used");
   });
 });

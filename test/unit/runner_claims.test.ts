@@ -109,4 +109,36 @@ describe("runner: completed sets across a handover", () => {
     );
     await sleep(0);
   });
+
+  test("a partition lost and assigned again skips what this consumer finished before the loss", async () => {
+    const c = new MemoryClient();
+    c.commitImpl = () => Promise.reject(new Error("coordinator unavailable")); // nothing is ever acknowledged
+    const ran: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const consumer = new ParallelConsumer<Msg>(c, {
+      engine: "wasm",
+      ordering: "unordered",
+      handler: async (m) => {
+        ran.push(m.offset);
+        if (m.offset === 2) await gate;
+      },
+    });
+    await consumer.start();
+    c.sink.assigned(one);
+    c.deliver("t", 0, range(0, 10));
+    await until(() => ran.length === 10, 1_000, "all started");
+    await sleep(5);
+    c.sink.lost(); // e.g. the client crashed and will rejoin
+    release();
+    c.sink.assigned(one, Promise.resolve([{ topic: "t", partition: 0, offset: undefined, metadata: undefined }]));
+    await until(() => !c.paused.has("t/0"), 1_000, "released");
+    ran.length = 0;
+    c.commitImpl = async () => {};
+    assert.ok(c.deliver("t", 0, range(0, 10)));
+    await until(() => consumer.metrics().partitions[0]?.safe === 10, 1_000, "10");
+    assert.deepEqual(ran, [2], "only the record that was running at the loss runs again");
+    assert.equal(consumer.metrics().skipped, 9);
+    await consumer.shutdown();
+  });
 });
