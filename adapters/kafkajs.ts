@@ -23,10 +23,11 @@
  *
  * @module
  */
-import type { Consumer, IHeaders, KafkaMessage, Producer } from "kafkajs";
+import type { Admin, Consumer, IHeaders, Kafka, KafkaMessage, Producer } from "kafkajs";
 import type {
   ClientSink,
   CommitOffset,
+  CommittedPosition,
   ConsumerClient,
   DeadLetterInfo,
   TopicPartition,
@@ -50,6 +51,13 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
    * sleeps that long when every partition is paused).
    */
   consumer: Consumer;
+  /**
+   * The KafkaJS client that made `consumer`. With it, each new assignment first reads the
+   * partitions' committed offsets and metadata (its admin client's `fetchOffsets`), so
+   * records an earlier owner finished above the committed offset are skipped instead of
+   * redone. Without it the completed sets are still written, but not read back.
+   */
+  kafka?: Kafka;
   /** Topics (names or patterns) to subscribe to. */
   topics: ReadonlyArray<string | RegExp>;
   /** Start from the earliest offset when the group has no committed offset. Default `false`. */
@@ -102,6 +110,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly #fromBeginning: boolean;
   readonly #dlqProducer: Producer | undefined;
   readonly #dlqTopic: (topic: string) => string;
+  readonly #kafka: Kafka | undefined;
+  #admin: Admin | undefined;
   #sink: ClientSink<KafkaMessage> | undefined;
   #assignment = new Set<string>();
   #assignedTopics: string[] = [];
@@ -121,7 +131,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   constructor(
     consumer: Consumer,
     topics: ReadonlyArray<string | RegExp>,
-    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions } = {},
+    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions; kafka?: Kafka } = {},
   ) {
     if (!consumer || typeof consumer.run !== "function" || typeof consumer.commitOffsets !== "function") {
       throw new InvalidArgumentError(`consumer must be a KafkaJS consumer; got ${describe(consumer)}`);
@@ -129,7 +139,17 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     if (!Array.isArray(topics) || topics.length === 0) {
       throw new InvalidArgumentError(`topics must be a non-empty array of names or RegExps; got ${describe(topics)}`);
     }
+    for (const t of topics) {
+      if (typeof t !== "string" && !(t instanceof RegExp)) {
+        throw new InvalidArgumentError(`topics must hold topic names (strings) or RegExps; got ${describe(t)}`);
+      }
+      if (t === "") throw new InvalidArgumentError(`topics must not hold an empty name`);
+    }
+    if (options.kafka !== undefined && typeof (options.kafka as { admin?: unknown }).admin !== "function") {
+      throw new InvalidArgumentError(`kafka must be the KafkaJS client (new Kafka(…)); got ${describe(options.kafka)}`);
+    }
     this.#consumer = consumer;
+    this.#kafka = options.kafka;
     this.#topics = topics;
     this.#fromBeginning = options.fromBeginning ?? false;
     const dlq = options.deadLetter;
@@ -156,12 +176,16 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     this.#sink = sink;
     const c = this.#consumer;
     this.#removers.push(
-      c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload.memberAssignment)),
+      c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload.memberAssignment, e.payload.groupId)),
       c.on(c.events.REBALANCING, () => this.#onRebalancing()),
       c.on(c.events.COMMIT_OFFSETS, (e) => this.#onCommitted(e.payload.topics)),
       c.on(c.events.CRASH, (e) => this.#onCrash(e.payload.error, e.payload.restart)),
     );
     if (this.#dlqProducer) await this.#dlqProducer.connect();
+    if (this.#kafka) {
+      this.#admin = this.#kafka.admin();
+      await this.#admin.connect();
+    }
     await c.connect();
     await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
     this.#running = true;
@@ -243,6 +267,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       this.#running = false;
       for (const remove of this.#removers) remove();
       this.#removers = [];
+      if (this.#admin) await this.#admin.disconnect().catch(() => {});
       if (this.#dlqProducer) await this.#dlqProducer.disconnect();
     }
   }
@@ -262,7 +287,37 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     }
   }
 
-  #onJoin(memberAssignment: Record<string, number[]>): void {
+  /** The committed offsets and metadata of `partitions` (a few tries: a rejection only costs the claims). */
+  async #committed(groupId: string, partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
+    const admin = this.#admin!;
+    const topics = [...new Set(partitions.map((p) => p.topic))];
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (this.#closed) break;
+      try {
+        const answer = await admin.fetchOffsets({ groupId, topics });
+        const out: CommittedPosition[] = [];
+        for (const t of answer) {
+          for (const p of t.partitions) {
+            const offset = Number(p.offset);
+            out.push({
+              topic: t.topic,
+              partition: p.partition,
+              offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
+              metadata: p.metadata,
+            });
+          }
+        }
+        return out;
+      } catch (error) {
+        lastError = error;
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
+    throw lastError ?? new Error("the consumer closed before the committed offsets were read");
+  }
+
+  #onJoin(memberAssignment: Record<string, number[]>, groupId: string): void {
     const partitions: TopicPartition[] = [];
     for (const [topic, ps] of Object.entries(memberAssignment)) {
       for (const partition of ps) partitions.push({ topic, partition });
@@ -277,7 +332,10 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     } catch {
       // not running
     }
-    this.#sink?.assigned(partitions);
+    const committed = this.#admin !== undefined && partitions.length > 0 && !this.#stopped
+      ? this.#committed(groupId, partitions)
+      : undefined;
+    this.#sink?.assigned(partitions, committed);
     if (this.#stopped) this.#pauseAll();
   }
 
@@ -346,10 +404,11 @@ function signature(list: ReadonlyArray<{ topic: string; partition: number; offse
  * ```
  */
 export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): ParallelConsumer<KafkaMessage> {
-  const { consumer, topics, fromBeginning, deadLetter, ...rest } = options;
+  const { consumer, kafka, topics, fromBeginning, deadLetter, ...rest } = options;
   const client = new KafkaJSClient(consumer, topics, {
     ...(fromBeginning !== undefined ? { fromBeginning } : {}),
     ...(deadLetter !== undefined ? { deadLetter } : {}),
+    ...(kafka !== undefined ? { kafka } : {}),
   });
   return new ParallelConsumer<KafkaMessage>(client, rest);
 }

@@ -8,17 +8,22 @@
 // run and `quick` for --quick. They go to the git-ignored bench/results/tmp/ unless
 // --save is given: then to bench/results/ (the committed results) and the results
 // section of bench/README.md.
+//
+// Then, as a separate step, the completed-set codec bench (bench/codec.bench.ts) once per
+// runtime: its table goes into <name>.md and its rows into codec.json (full run) or
+// <name>.codec.json. --no-codec skips it (so does --only without `codec`); --codec-only runs
+// just that step and writes codec.json and codec.md (codec-quick.* with --quick), nothing else.
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checks, fmtRate, markdown, readmeSection, summarySvg, svg } from "./report.mjs";
+import { checks, codecMarkdown, fmtRate, markdown, readmeSection, summarySvg, svg } from "./report.mjs";
 import { intFlag, listFlag, parseCli, usageError } from "../scripts/cli.mjs";
 
 const ALL_ROWS = ["js", "wasm", "wasm-batch", "set-watermark", "deque-map", "sorted-map"];
 const ALL_RUNTIMES = ["node", "bun", "deno"];
-const ALL_SCENARIOS = ["in-order", "random", "slow-head", "gaps-txn", "gaps-compacted", "partitions", "batches", "steady-64", "memory-dense", "memory-txn", "memory-compacted"];
+const ALL_SCENARIOS = ["in-order", "random", "slow-head", "gaps-txn", "gaps-compacted", "partitions", "batches", "steady-64", "memory-dense", "memory-txn", "memory-compacted", "codec"];
 const USAGE = `usage: npm run bench -- [options]      (node bench/run.mjs [options])
 
 The cross-runtime benchmark: every row × scenario on Node, Bun and Deno (a full run takes
@@ -33,6 +38,8 @@ an hour or more on 2 cores; --quick takes a few minutes with reduced sizes).
   --only LIST          comma-separated scenarios: ${ALL_SCENARIOS.join(", ")}
   --processes K        processes per row for the random scenario (default 5, quick 1)
   --out NAME           result name (default latest, quick for --quick)
+  --no-codec           skip the completed-set codec step (bench/codec.bench.ts)
+  --codec-only         only the codec step: codec.json and codec.md (codec-quick.* with --quick)
   --render-only        no benchmark: re-render <name>.md and the charts from <name>.json
                        (read from bench/results/tmp/, else from the committed bench/results/)
                        (--report is the same)
@@ -51,6 +58,8 @@ const { values: o } = parseCli({
     out: { type: "string" },
     report: { type: "boolean" },
     "render-only": { type: "boolean" },
+    "no-codec": { type: "boolean" },
+    "codec-only": { type: "boolean" },
   },
 });
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -70,6 +79,8 @@ const only = o.only === undefined ? undefined : listFlag("bench", "only", o.only
 // the same treatment, and the rows take turns (see below).
 const REPEATED = "random";
 const processes = o.processes === undefined ? (quick ? 1 : 5) : intFlag("bench", "processes", o.processes, 1, 50);
+const codecOnly = o["codec-only"] === true;
+const withCodec = codecOnly || (o["no-codec"] !== true && (!only || only.split(",").includes("codec")));
 
 const bin = (tool) => {
   const local = join(root, "node_modules", ".bin", tool);
@@ -134,6 +145,47 @@ function runOne(runtime, row, scenarios = only) {
   });
 }
 
+/** Runs bench/codec.bench.ts on one runtime; resolves with its report (or an error note). */
+function runCodec(runtime) {
+  const [cmd, ...args] = command(runtime, "codec");
+  args.splice(args.indexOf("bench/suite.ts"), 3, "bench/codec.bench.ts", "--emit");
+  const i = args.indexOf("--only");
+  if (i >= 0) args.splice(i, 2);
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "", errors = "";
+    const limit = setTimeout(() => child.kill("SIGKILL"), 600 * 1000); // only the child this run started
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (errors += d));
+    child.on("close", (code, signal) => {
+      clearTimeout(limit);
+      const line = out.split("\n").find((l) => l.startsWith("@@codec "));
+      if (code === 0 && line) resolve(JSON.parse(line.slice(8)));
+      else {
+        console.log(`  ERROR codec on ${runtime} exited ${code ?? signal}: ${errors.trim().split("\n").slice(-3).join(" | ")}`);
+        resolve(undefined);
+      }
+    });
+  });
+}
+
+/** The codec step on every runtime: prints each runtime's line, returns the reports. */
+async function codecStep() {
+  const reports = [];
+  for (const runtime of runtimes) {
+    const t0 = Date.now();
+    console.log(`\n== codec: ${runtime} ==`);
+    const r = await runCodec(runtime);
+    if (!r) continue;
+    reports.push(r);
+    for (const row of r.rows) {
+      console.log(`  ${row.pattern}: ours ${row.ours.chars} chars (${row.ours.format}), PC ${row.pc.chars}${row.pc.sent ? "" : " (dropped)"}; encode ${row.ours.encodeUs.toFixed(2)} µs`);
+    }
+    console.log(`== codec: ${runtime}: ${Math.round((Date.now() - t0) / 1000)} s ==`);
+  }
+  return reports;
+}
+
 /**
  * Runs REPEATED in the further processes of each row in `repeated` ({ row, first, rates }),
  * then sets each row's result to the median process. The processes take turns across the
@@ -157,7 +209,7 @@ async function repeatTakingTurns(runtime, repeated) {
 }
 
 /** The files this suite runs (for the "uncommitted changes" note of a result). */
-const SUITE_FILES = ["subject.ts", "rows.ts", "data.ts", "measure.ts", "scenarios.ts", "suite.ts", "micro.ts", "run.mjs", "report.mjs", "baselines"]
+const SUITE_FILES = ["subject.ts", "rows.ts", "data.ts", "measure.ts", "scenarios.ts", "suite.ts", "micro.ts", "codec.bench.ts", "run.mjs", "report.mjs", "baselines"]
   .map((f) => `bench/${f}`);
 
 function machine() {
@@ -178,6 +230,16 @@ function machine() {
     commit,
     date: new Date().toISOString(),
   };
+}
+
+if (codecOnly) {
+  mkdirSync(outDir, { recursive: true });
+  const reports = await codecStep();
+  const base = quick ? "codec-quick" : "codec";
+  writeFileSync(join(outDir, `${base}.json`), JSON.stringify({ machine: machine(), runs: reports }, null, 1) + "\n");
+  writeFileSync(join(outDir, `${base}.md`), `# offset-frontier codec benchmark${quick ? " (quick)" : ""}\n\n${codecMarkdown(reports)}`);
+  console.log(`\nwrote ${relative(root, outDir)}/${base}.json, ${base}.md${o.save ? "" : " (--save writes the committed ones)"}`);
+  process.exit(0);
 }
 
 const about = {};
@@ -214,6 +276,13 @@ if (renderOnly) {
     info.seconds[runtime] = Math.round((Date.now() - t0) / 1000);
     info.load[runtime] = [loadBefore, os.loadavg()[0]].map((l) => +l.toFixed(2));
     console.log(`== ${runtime}: ${info.seconds[runtime]} s (1-min load average ${info.load[runtime].join(" → ")}) ==`);
+  }
+  if (withCodec) {
+    const t0 = Date.now();
+    info.codec = await codecStep();
+    info.seconds.codec = Math.round((Date.now() - t0) / 1000);
+    const file = name === "latest" ? "codec.json" : `${name}.codec.json`;
+    writeFileSync(join(outDir, file), JSON.stringify({ machine: info.machine, runs: info.codec }, null, 1) + "\n");
   }
   info.seconds.total = Math.round((Date.now() - started) / 1000);
   report = { ...info, about, rows: all };

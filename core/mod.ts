@@ -27,6 +27,7 @@ export * from "./tracker/mod.ts";
 export type {
   ClientSink,
   CommitOffset,
+  CommittedPosition,
   ConsumerClient,
   DeadLetterInfo,
   DeliveredBatch,
@@ -51,6 +52,7 @@ export {
   Work,
 } from "./consumer/dispatcher.ts";
 export {
+  type ClaimEvent,
   type CommitEvent,
   type ConsumerEvents,
   type ConsumerListeners,

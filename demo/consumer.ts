@@ -10,16 +10,18 @@
  * the ground truth the harness counts lost and duplicated records from.
  *
  * - `naive`: the common pattern this library replaces. KafkaJS with auto-commit every
- *   100 ms; `eachMessage` pushes the record onto an in-memory queue and returns at
+ *   `--commit-ms`; `eachMessage` pushes the record onto an in-memory queue and returns at
  *   once, so KafkaJS resolves and auto-commits offsets that were only *fetched*.
  * - `frontier`: offset-frontier's ParallelConsumer through the KafkaJS binding,
- *   unordered, concurrency `--workers`, committing only safe positions every
- *   `--commit-ms` (auto-commit off).
+ *   unordered, concurrency `--workers`, with the library's default commits (auto-commit
+ *   off; safe positions only, eagerly, each with the completed set above it in its
+ *   metadata, read back by the replacement so it skips what the victim finished).
  *
  * The frontier child also appends the runner's own view to `--state` (JSON lines): on
  * every acknowledged commit, and for every finished record just *before* its log line
  * (that record is still counted as running), so the last line at a crash bounds what
- * can be redone: running + (safe − confirmed) + blocked.
+ * can be redone: running + (safe − confirmed) + blocked (blocked records the last commit
+ * claimed finished are not redone).
  *
  * Stdout carries one JSON event per line for the harness: `joined` (group joined),
  * `consuming` (first record received), `error`.
@@ -113,10 +115,10 @@ async function main(): Promise<void> {
   };
 
   if (strategy === "naive") {
-    await runNaive(consumer, topic, { workers, workMs, finished, firstRecord });
+    await runNaive(consumer, topic, { workers, workMs, commitMs, finished, firstRecord });
   } else if (strategy === "frontier") {
     if (!values.state) throw new Error("--state is required for the frontier strategy");
-    await runFrontier(consumer, topic, { workers, workMs, commitMs, finished, firstRecord, state: values.state });
+    await runFrontier(consumer, topic, { workers, workMs, kafka, finished, firstRecord, state: values.state });
   } else {
     throw new Error(`unknown strategy ${JSON.stringify(strategy)}: naive or frontier`);
   }
@@ -132,7 +134,7 @@ interface Work {
 type KafkaConsumer = ReturnType<Kafka["consumer"]>;
 
 /** Auto-commit + an in-memory work queue: `eachMessage` only enqueues. */
-async function runNaive(consumer: KafkaConsumer, topic: string, w: Work): Promise<void> {
+async function runNaive(consumer: KafkaConsumer, topic: string, w: Work & { commitMs: number }): Promise<void> {
   const queue: number[] = [];
   let head = 0;
   const idle: Array<() => void> = []; // workers waiting for a record
@@ -151,7 +153,7 @@ async function runNaive(consumer: KafkaConsumer, topic: string, w: Work): Promis
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     autoCommit: true,
-    autoCommitInterval: 100,
+    autoCommitInterval: w.commitMs,
     // Returns at once: KafkaJS resolves the offset and auto-commits it, finished or not.
     eachMessage: ({ message }) => {
       w.firstRecord();
@@ -166,7 +168,7 @@ async function runNaive(consumer: KafkaConsumer, topic: string, w: Work): Promis
 async function runFrontier(
   consumer: KafkaConsumer,
   topic: string,
-  w: Work & { commitMs: number; state: string },
+  w: Work & { state: string; kafka: Kafka },
 ): Promise<void> {
   const stateFd = openSync(w.state, "a");
   // The runner's view of the partition, one JSON line; a single write, so a SIGKILL never tears it.
@@ -190,7 +192,8 @@ async function runFrontier(
     fromBeginning: true,
     ordering: "unordered",
     concurrency: w.workers,
-    commit: { mode: "interval", intervalMs: w.commitMs },
+    kafka: w.kafka, // reads the completed set back at assignment
+    // the library's default commits (eager: the next one leaves as soon as the previous returned)
     handler: async (_message, { offset }) => {
       w.firstRecord();
       await sleep(w.workMs);

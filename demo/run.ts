@@ -45,7 +45,7 @@ export interface DemoOptions {
   workers?: number;
   /** Work per record (default 5 ms). */
   workMs?: number;
-  /** Commit period of both strategies (naive: `autoCommitInterval`; frontier: commit interval). Default 100 ms. */
+  /** Auto-commit period of the naive strategy (the frontier strategy uses the library's default commits). Default 100 ms. */
   commitMs?: number;
   /** Strategies to run (default both). */
   strategies?: readonly Strategy[];

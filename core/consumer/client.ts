@@ -40,6 +40,14 @@ export interface CommitOffset extends TopicPartition {
   readonly metadata?: string;
 }
 
+/** A partition's committed position as the broker holds it, read at assignment. */
+export interface CommittedPosition extends TopicPartition {
+  /** The committed offset; `undefined` when the group has none for it. */
+  readonly offset: number | undefined;
+  /** The metadata stored with that offset (`null`/`undefined`: none). */
+  readonly metadata: string | null | undefined;
+}
+
 /** What the dead-letter producer receives besides the record itself. */
 export interface DeadLetterInfo extends TopicPartition {
   /** The failed record's offset. */
@@ -62,8 +70,14 @@ export interface ClientSink<M> {
    * stay assigned get their final commit best-effort; every other earlier partition is
    * lost (never committed again). Call it before delivering any batch of the new
    * assignment.
+   *
+   * `committed`, when the binding can read them, resolves to the partitions' committed
+   * offsets and metadata: the runner then pauses the new partitions (through
+   * {@link ConsumerClient.pause}, synchronously, inside this call) and takes no batch of
+   * theirs until it settles, so that records an earlier owner's completed set claims
+   * finished are skipped from the first batch on. A rejection only costs the claims.
    */
-  assigned(partitions: readonly TopicPartition[]): void;
+  assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>): void;
   /**
    * An orderly rebalance began (the client still owns its partitions for now): stop
    * dispatching, drain within a bound, commit best-effort. Resolves when done.

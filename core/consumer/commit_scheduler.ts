@@ -15,13 +15,28 @@ export type CommitMode = "interval" | "eager";
 
 /** Commit options of a consumer. */
 export interface CommitOptions {
-  /** Default `"interval"`. */
+  /**
+   * Default `"eager"`: a crash then redoes only what finished during the last commit's
+   * round trip (plus what was running), while one commit in flight at a time bounds the
+   * broker load to one commit per round trip per consumer. `"interval"` commits less
+   * often (and redoes up to an interval's work after a crash).
+   */
   mode?: CommitMode;
   /** Interval mode: period. Eager mode: the retry period after a failure. Default 1,000 ms. */
   intervalMs?: number;
   /** A commit that has not answered after this long is treated as failed (uncertain). Default 10,000 ms. */
   timeoutMs?: number;
-  /** Per-partition commit metadata, e.g. for diagnostics. Keep it under the broker's 4 KiB default. */
+  /**
+   * Completed sets in the commit metadata (default on, budget 4,096 characters per
+   * partition, the broker's `offset.metadata.max.bytes`): each commit says which records
+   * above its offset are finished, so the next owner of the partition skips them.
+   * `false` turns them off.
+   */
+  completedSet?: { budget?: number } | false;
+  /**
+   * Your own per-partition commit metadata instead of the completed set (requires
+   * `completedSet: false`). Keep it under the broker's 4 KiB default.
+   */
   metadata?: (topic: string, partition: number, offset: number) => string | undefined;
 }
 
@@ -77,7 +92,7 @@ export class CommitScheduler {
    * @throws {InvalidArgumentError} for a bad mode, interval or timeout
    */
   constructor(frontier: Frontier, hooks: CommitSchedulerHooks, options: CommitOptions = {}) {
-    const { mode = "interval", intervalMs = 1_000, timeoutMs = 10_000, metadata } = options;
+    const { mode = "eager", intervalMs = 1_000, timeoutMs = 10_000, metadata } = options;
     if (mode !== "interval" && mode !== "eager") {
       throw new InvalidArgumentError(`commit.mode must be "interval" or "eager"; got ${describe(mode)}`);
     }
@@ -141,6 +156,28 @@ export class CommitScheduler {
     return await this.#commitOnce();
   }
 
+  /**
+   * Commits the newest safe positions at once, even while a commit is in flight: an
+   * orderly revoke's first commit must leave before the client rejoins the group (a
+   * client that rejoins at once ends the generation the commit belongs to).
+   * @returns whether it was acknowledged (`true` when there was nothing to commit)
+   */
+  urgent(): Promise<boolean> {
+    const before = this.#inflight;
+    if (!before) return this.#commitOnce();
+    const proposal = this.#frontier.propose(this.#hooks.include);
+    const extra = this.#extra;
+    this.#extra = [];
+    if (!proposal && extra.length === 0) return Promise.resolve(true);
+    const run = this.#send(proposal, extra);
+    const both = Promise.all([before, run]).then(([a, b]) => a && b);
+    this.#inflight = both; // the next coalesced commit waits for both
+    void both.finally(() => {
+      if (this.#inflight === both) this.#inflight = undefined;
+    });
+    return run;
+  }
+
   /** Stops the periodic commits, then flushes once. */
   async stop(): Promise<boolean> {
     this.#halt();
@@ -193,7 +230,7 @@ export class CommitScheduler {
     const list: PartitionCommit[] = proposal ? [...proposal.offsets] : [];
     for (const e of extra) if (!list.some((c) => c.topic === e.topic && c.partition === e.partition)) list.push(e);
     const offsets: CommitOffset[] = list.map((c) => {
-      const m = meta?.(c.topic, c.partition, c.offset);
+      const m = meta ? meta(c.topic, c.partition, c.offset) : c.metadata;
       return m === undefined ? { topic: c.topic, partition: c.partition, offset: c.offset } : { ...c, metadata: m };
     });
     const started = this.#now();

@@ -14,6 +14,7 @@
 import type { TopicPartition } from "./client.ts";
 import { InvalidArgumentError, describe } from "../errors.ts";
 import type { PartitionState } from "./metrics.ts";
+import type { CompletedSet } from "../tracker/completed_set.ts";
 import type { Handle, Tracker } from "../tracker/tracker.ts";
 
 /**
@@ -70,6 +71,11 @@ export function resolveDispatchOptions(o: DispatchOptions = {}): ResolvedDispatc
   return { ordering, concurrency, maxInFlightPerPartition, highWaterMark, lowWaterMark, maxBuffered };
 }
 
+/** A retry delay that leaves a draining lane half of what is left for the attempt itself. */
+function retryRoom(left: number): number {
+  return left === Infinity ? left : Math.max(0, Math.floor(left / 2));
+}
+
 /** A FIFO with O(1) push and shift. */
 export class Fifo<T> {
   #items: (T | undefined)[] = [];
@@ -117,6 +123,10 @@ export class Work<M> {
   timer: ReturnType<typeof setTimeout> | undefined;
   /** The last error the handler threw. */
   error: unknown;
+  /** While waiting: when the timer fires (`Date.now()` ms) and what it then does. */
+  due = 0;
+  /** @internal the waiting record's continuation */
+  then: (() => void) | undefined;
 
   /**
    * A record's work item, made when its batch is delivered.
@@ -160,6 +170,10 @@ export class Lane<M> implements TopicPartition {
   abandoned = false;
   /** Paused at the client (backpressure, or stopped). */
   paused = false;
+  /** Paused at the client until the committed metadata is read (no batch is taken meanwhile). */
+  held = false;
+  /** What an earlier owner's commit claimed finished, while delivery has not passed it. */
+  claim: CompletedSet | undefined;
   /** When the current pause began. */
   pausedAt = 0;
   /** Paused time of finished pauses. */
@@ -168,6 +182,8 @@ export class Lane<M> implements TopicPartition {
   inFlight = 0;
   /** Records running (handler or dead-letter producer). */
   active = 0;
+  /** A draining lane's deadline (`Date.now()` ms): failed records may retry until then. */
+  drainUntil = 0;
   /** Highest offset ever started in this lane (-1: none). A drain runs the queued records below it. */
   maxStarted: number = -1;
   /** Retained entries, as last read from the tracker. */
@@ -311,8 +327,8 @@ export class Dispatcher<M> {
    */
   removeLane(lane: Lane<M>): Work<M>[] {
     if (lane.ended) return [];
+    lane.ended = true; // first: stopLane then drops its retries too
     const dropped = this.stopLane(lane, "draining");
-    lane.ended = true;
     this.#lanes.get(lane.topic)?.delete(lane.partition);
     if (this.#lanes.get(lane.topic)?.size === 0) this.#lanes.delete(lane.topic);
     const i = this.#order.indexOf(lane);
@@ -330,23 +346,31 @@ export class Dispatcher<M> {
   }
 
   /**
-   * Stops dispatching a lane. `draining` (revoke or shutdown): queued records above the
-   * highest offset started so far are dropped; those below it still run (under `key`
-   * ordering a record may wait behind its key while later offsets ran), so that what
-   * completes is a prefix and the final commit covers it. Records waiting to retry are
-   * dropped. `stopped` (a record failed for good): everything queued is dropped.
+   * Stops dispatching a lane. `draining` (revoke or shutdown) until `until` (`Date.now()`
+   * ms): queued records above the highest offset started so far are dropped; those below
+   * it still run (under `key` ordering a record may wait behind its key while later
+   * offsets ran), and records waiting to retry keep their slot and retry before the
+   * deadline, so that what completes is a prefix and the final commit covers it.
+   * `stopped` (a record failed for good): everything queued is dropped, retries too.
    * Dropped records stay pending. Records running now finish. Returns the dropped ones.
    */
-  stopLane(lane: Lane<M>, state: "draining" | "stopped"): Work<M>[] {
+  stopLane(lane: Lane<M>, state: "draining" | "stopped", until = 0): Work<M>[] {
     if (lane.state === "active" || state === "stopped") lane.state = state;
+    if (state === "draining" && until > lane.drainUntil) lane.drainUntil = until;
     const dropped: Work<M>[] = [];
-    // Records waiting to run again: abandoned (their keys' later records with them).
-    const retrying = [...lane.retry.clear(), ...lane.waiting];
-    lane.waiting.clear();
-    for (const w of retrying) {
-      clearTimeout(w.timer);
-      w.timer = undefined;
-      dropped.push(w, ...this.#abandon(w));
+    const left = this.drainLeft(lane);
+    if (left <= 0) {
+      // Records waiting to run again: abandoned (their keys' later records with them).
+      const retrying = [...lane.retry.clear(), ...lane.waiting];
+      lane.waiting.clear();
+      for (const w of retrying) {
+        clearTimeout(w.timer);
+        w.timer = undefined;
+        dropped.push(w, ...this.#abandon(w));
+      }
+    } else {
+      // A retry timer set to fire past the deadline fires sooner, leaving time for the attempt.
+      for (const w of lane.waiting) this.#capTimer(w, left);
     }
     const keep = lane.state === "draining" ? lane.maxStarted : -1;
     for (const w of lane.ready.clear()) {
@@ -495,16 +519,42 @@ export class Dispatcher<M> {
    */
   wait(work: Work<M>, delayMs: number, then: () => void): void {
     const lane = work.lane;
-    if (lane.state !== "active") {
+    const left = lane.state === "active" ? Infinity : this.drainLeft(lane);
+    if (left <= 0) {
       this.abandon(work);
       return;
     }
     lane.waiting.add(work);
-    work.timer = setTimeout(() => {
-      work.timer = undefined;
-      lane.waiting.delete(work);
-      then();
-    }, delayMs);
+    work.then = then;
+    work.due = Date.now() + Math.min(delayMs, retryRoom(left));
+    work.timer = setTimeout(() => this.#fire(work), Math.min(delayMs, retryRoom(left)));
+  }
+
+  /**
+   * Milliseconds left of a draining lane's deadline (≤ 0: none left, or the lane is
+   * stopped or ended); `Infinity` for an active lane.
+   */
+  drainLeft(lane: Lane<M>): number {
+    if (lane.ended || lane.state === "stopped") return 0;
+    if (lane.state === "active") return Infinity;
+    return lane.drainUntil - Date.now();
+  }
+
+  #fire(work: Work<M>): void {
+    work.timer = undefined;
+    work.lane.waiting.delete(work);
+    const then = work.then;
+    work.then = undefined;
+    then?.();
+  }
+
+  /** Makes a waiting record's timer fire within `left` ms (keeping it when it fires sooner). */
+  #capTimer(work: Work<M>, left: number): void {
+    const due = Date.now() + retryRoom(left);
+    if (work.due <= due) return;
+    clearTimeout(work.timer);
+    work.due = due;
+    work.timer = setTimeout(() => this.#fire(work), retryRoom(left));
   }
 
   /** The record is done (completed or dead-lettered) or abandoned: frees its in-flight slot and its key. */

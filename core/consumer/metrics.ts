@@ -52,6 +52,8 @@ export interface ConsumerMetrics {
   retained: number;
   /** Records completed (handler succeeded or dead letter acknowledged) since start. */
   completed: number;
+  /** Records delivered again that an earlier owner's commit had claimed finished: completed without running the handler. */
+  skipped: number;
   /** Handler failures (each failed attempt counts). */
   failures: number;
   /** Retries scheduled. */
@@ -117,7 +119,7 @@ export interface DeadLetterEvent extends TopicPartition {
 /** Payload of the `error` event. */
 export interface ErrorEvent {
   /** What failed: a commit, a partition (stopped), the client, or an event listener. */
-  kind: "commit" | "partition-stopped" | "dead-letter" | "client" | "listener";
+  kind: "commit" | "partition-stopped" | "dead-letter" | "client" | "listener" | "committed-read";
   /** The error. */
   error: unknown;
   /** The partition concerned, if any. */
@@ -126,6 +128,23 @@ export interface ErrorEvent {
   partition?: number;
   /** The record concerned, if any. */
   offset?: number;
+}
+
+/**
+ * Payload of the `claim` event: at assignment, the partition's committed metadata was
+ * read back. Either it verified as a completed set (`finished` records above `offset`
+ * are skipped when delivered again) or it was ignored (`ignored` says why: those records
+ * run again; nothing unfinished is ever skipped).
+ */
+export interface ClaimEvent extends TopicPartition {
+  /** The committed offset the metadata was read with (`undefined`: the group had none). */
+  offset: number | undefined;
+  /** Offsets above `offset` the set claims finished (gaps included); 0 when ignored. */
+  finished: number;
+  /** Where the claim ends: every offset from here on runs again. */
+  end: number | undefined;
+  /** Why the metadata was not used (empty, written by another client, corrupt, bound to another offset…). */
+  ignored?: string;
 }
 
 /**
@@ -142,13 +161,15 @@ export interface ErrorEvent {
  * | `retry`      | a handler attempt failed and the record runs again after a delay     | {@link RetryEvent}: `topic`, `partition`, `offset`, `attempt`, `delayMs`, `error` |
  * | `deadLetter` | the dead-letter produce of a record was acknowledged (the record now counts as complete) | {@link DeadLetterEvent}: `topic`, `partition`, `offset`, `attempts`, `error` |
  * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |
+ * | `claim`      | at assignment, the partition's committed metadata was read back: used as a completed set (those records are skipped) or ignored (they run again) | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
  *
  * `error` kinds: `commit` (a commit failed or timed out: nothing moved, it is proposed
  * again), `dead-letter` (a dead-letter produce failed: retried, then the partition
  * stops), `partition-stopped` (a record failed for good; `error` is a
  * `PartitionStoppedError`, the partition's safe position stays below it), `client` (the
  * Kafka client failed: when it ends the consumer, `done` rejects), `listener` (a
- * listener threw).
+ * listener threw), `committed-read` (the committed offsets and metadata could not be
+ * read at assignment: the partitions start without a claim, so their records run again).
  */
 export interface ConsumerEvents {
   /** A commit was acknowledged by the broker. */
@@ -163,6 +184,8 @@ export interface ConsumerEvents {
   deadLetter: DeadLetterEvent;
   /** Something failed that the consumer survives (or the client failure that ends it); see {@link ErrorEvent}. */
   error: ErrorEvent;
+  /** A partition's committed metadata was read back at assignment (used or ignored). */
+  claim: ClaimEvent;
 }
 
 /** A listener of one event. */

@@ -20,12 +20,13 @@
  *
  * @module
  */
-import type { ClientSink, CommitOffset, ConsumerClient, DeliveredBatch, TopicPartition } from "./client.ts";
+import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeliveredBatch, TopicPartition } from "./client.ts";
 import { type CommitOptions, CommitScheduler } from "./commit_scheduler.ts";
 import { type DispatchOptions, Dispatcher, type Lane, Work } from "./dispatcher.ts";
 import { Completion } from "../tracker/engine.ts";
 import type { EngineChoice } from "../tracker/engines.ts";
 import { CapacityError, InvalidArgumentError, OffsetFrontierError, describe } from "../errors.ts";
+import { type CompletedSet, decodeCompletedSet } from "../tracker/completed_set.ts";
 import { Frontier, type PartitionCommit } from "../tracker/frontier.ts";
 import {
   type ConsumerEvents,
@@ -152,6 +153,7 @@ export class ParallelConsumer<M> {
   readonly #graceMs: number;
   readonly #keyOf: ((message: M) => string | undefined) | undefined;
   readonly #signal: AbortSignal | undefined;
+  readonly #completedSets: boolean;
   #state: ConsumerState = "created";
   #orderly = false; // an orderly revoke began and no new assignment came yet
   #shutdown: Promise<void> | undefined;
@@ -159,6 +161,7 @@ export class ParallelConsumer<M> {
   #rejectDone!: (error: unknown) => void;
   #onAbort: (() => void) | undefined;
   #completed = 0;
+  #skipped = 0;
   #failures = 0;
   #retries = 0;
   #deadLettered = 0;
@@ -181,10 +184,18 @@ export class ParallelConsumer<M> {
     this.#retry = resolveRetryPolicy(options.retry, typeof client.deadLetter === "function");
     this.#drainMs = nonNegative("drainTimeoutMs", options.drainTimeoutMs, 5_000);
     this.#graceMs = nonNegative("shutdownGraceMs", options.shutdownGraceMs, 10_000);
+    const completedSet = options.commit?.completedSet;
+    if (options.commit?.metadata !== undefined && completedSet !== false) {
+      throw new InvalidArgumentError(
+        "commit.metadata replaces the completed set in the commit metadata: pass commit.completedSet: false with it",
+      );
+    }
     this.#frontier = new Frontier({
       ...(options.engine !== undefined ? { engine: options.engine } : {}),
       ...(options.capacity !== undefined ? { capacity: options.capacity } : {}),
+      ...(completedSet !== undefined ? { completedSet } : {}),
     });
+    this.#completedSets = completedSet !== false;
     this.#dispatcher = new Dispatcher<M>(options, {
       start: (w) => this.#start(w),
       pause: (lane, reason) => {
@@ -194,7 +205,7 @@ export class ParallelConsumer<M> {
         }
       },
       resume: (lane) => {
-        if (!this.#live()) return;
+        if (!this.#live() || lane.held) return; // a held lane resumes once its claim is read
         this.#client.resume([lane]);
         if (this.#events.has("resume")) {
           this.#events.emit("resume", {
@@ -252,7 +263,7 @@ export class ParallelConsumer<M> {
       return;
     }
     const sink: ClientSink<M> = {
-      assigned: (partitions) => this.#assigned(partitions),
+      assigned: (partitions, committed) => this.#assigned(partitions, committed),
       revoking: (partitions) => this.#revoking(partitions),
       lost: (partitions) => this.#lost(partitions),
       deliver: (batch) => this.#deliver(batch),
@@ -293,7 +304,8 @@ export class ParallelConsumer<M> {
       this.#events.emit("error", { kind: "client", error });
     }
     const lanes = [...this.#dispatcher.lanes()];
-    for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining");
+    const until = Date.now() + graceMs;
+    for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining", until);
     this.#dispatcher.pump(); // what the drain kept (records below the highest started offset)
     const grace = sleep(graceMs);
     const outcome = await Promise.race([Promise.all(lanes.map((l) => l.idle())), grace.promise]);
@@ -363,6 +375,7 @@ export class ParallelConsumer<M> {
       running: this.#dispatcher.running,
       retained: partitions.reduce((n, p) => n + p.retained, 0),
       completed: this.#completed,
+      skipped: this.#skipped,
       failures: this.#failures,
       retries: this.#retries,
       deadLettered: this.#deadLettered,
@@ -379,7 +392,7 @@ export class ParallelConsumer<M> {
 
   // ---- client events ----
 
-  #assigned(partitions: readonly TopicPartition[]): void {
+  #assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>): void {
     const keep = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
     const finals: PartitionCommit[] = [];
     for (const lane of [...this.#dispatcher.lanes()]) {
@@ -393,12 +406,72 @@ export class ParallelConsumer<M> {
       this.#dispatcher.removeLane(lane);
     }
     this.#orderly = false;
+    const lanes: Lane<M>[] = [];
     for (const { topic, partition } of partitions) {
       const tracker = this.#frontier.assign(topic, partition);
       const lane = this.#dispatcher.addLane(topic, partition, tracker);
       if (this.#state === "stopping" || this.#state === "stopped") this.#dispatcher.stopLane(lane, "draining");
+      lanes.push(lane);
     }
     this.#scheduler.addFinal(finals);
+    if (committed !== undefined && this.#completedSets && lanes.length > 0) {
+      // Held until the claims are read: no batch is registered before its claim is known.
+      for (const lane of lanes) lane.held = true;
+      this.#client.pause(lanes);
+      committed.then(
+        (positions) => this.#claims(lanes, positions),
+        (error: unknown) => {
+          this.#events.emit("error", { kind: "committed-read", error });
+          this.#release(lanes);
+        },
+      );
+    } else {
+      void committed?.catch(() => {}); // not used: no unhandled rejection
+    }
+  }
+
+  /** Decodes each held lane's committed metadata into its claim, then releases the lanes. */
+  #claims(lanes: readonly Lane<M>[], positions: readonly CommittedPosition[]): void {
+    const byKey = new Map(positions.map((p) => [tpKey(p.topic, p.partition), p]));
+    for (const lane of lanes) {
+      if (lane.ended) continue;
+      const p = byKey.get(tpKey(lane.topic, lane.partition));
+      const offset = p?.offset;
+      let claim: CompletedSet | undefined;
+      let ignored: string | undefined;
+      if (offset === undefined) ignored = "no committed offset";
+      else {
+        const r = decodeCompletedSet(lane.topic, lane.partition, offset, p?.metadata);
+        if (r.ok) claim = r.set;
+        else ignored = r.reason;
+      }
+      if (claim !== undefined) {
+        lane.claim = claim;
+        this.#frontier.inherit(lane.topic, lane.partition, claim);
+      }
+      if (this.#events.has("claim")) {
+        this.#events.emit("claim", {
+          topic: lane.topic,
+          partition: lane.partition,
+          offset,
+          finished: claim?.finishedCount() ?? 0,
+          end: claim?.end,
+          ...(ignored !== undefined ? { ignored } : {}),
+        });
+      }
+    }
+    this.#release(lanes);
+  }
+
+  /** Ends the hold of lanes whose claims are known; fetching resumes unless something else pauses them. */
+  #release(lanes: readonly Lane<M>[]): void {
+    const resume: Lane<M>[] = [];
+    for (const lane of lanes) {
+      if (lane.ended || !lane.held) continue;
+      lane.held = false;
+      if (!lane.paused && lane.state === "active") resume.push(lane);
+    }
+    if (resume.length > 0 && this.#live()) this.#client.resume(resume);
   }
 
   async #revoking(partitions?: readonly TopicPartition[]): Promise<void> {
@@ -406,12 +479,13 @@ export class ParallelConsumer<M> {
     const lanes = partitions
       ? partitions.map((p) => this.#dispatcher.lane(p.topic, p.partition)).filter((l): l is Lane<M> => !!l)
       : [...this.#dispatcher.lanes()];
-    for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining");
+    const until = Date.now() + this.#drainMs;
+    for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining", until);
     this.#dispatcher.pump();
     // Commit what is safe right now, synchronously when no commit is in flight: a client
     // that rejoins at once (KafkaJS) then sends it ahead of its JoinGroup, while the old
     // generation still may commit. The commit after the drain is best-effort.
-    const early = this.#scheduler.flush();
+    const early = this.#scheduler.urgent();
     const bound = sleep(this.#drainMs);
     await Promise.race([Promise.all(lanes.map((l) => l.idle())), bound.promise]);
     bound.cancel();
@@ -457,7 +531,7 @@ export class ParallelConsumer<M> {
 
   #deliver(batch: DeliveredBatch<M>): boolean {
     const lane = this.#dispatcher.lane(batch.topic, batch.partition);
-    if (lane === undefined || lane.state !== "active" || lane.paused || !this.#live()) {
+    if (lane === undefined || lane.state !== "active" || lane.paused || lane.held || !this.#live()) {
       if (lane && lane.state === "stopped" && !lane.paused) this.#pauseStopped(lane);
       return false;
     }
@@ -490,17 +564,52 @@ export class ParallelConsumer<M> {
     }
     const count = offsets.length;
     if (count > 0) {
-      const works = new Array<Work<M>>(count);
-      const keyOf = this.#keyOf;
-      for (let i = 0; i < count; i++) {
-        const m = messages[i];
-        works[i] = new Work(lane, m, offsets[i], first + i, keyOf ? keyOf(m) : undefined);
+      const claim = lane.claim;
+      if (claim !== undefined && claim.end > offsets[0]) {
+        this.#enqueueUnclaimed(lane, claim, messages, offsets, first);
+      } else {
+        if (claim !== undefined) lane.claim = undefined; // delivery passed it
+        const works = new Array<Work<M>>(count);
+        const keyOf = this.#keyOf;
+        for (let i = 0; i < count; i++) {
+          const m = messages[i];
+          works[i] = new Work(lane, m, offsets[i], first + i, keyOf ? keyOf(m) : undefined);
+        }
+        this.#dispatcher.enqueue(lane, works);
       }
-      this.#dispatcher.enqueue(lane, works);
     }
     this.#dispatcher.pump(); // synchronous handlers may finish the whole batch right here
     this.#dispatcher.setRetained(lane, tracker.stats().retained);
     return true;
+  }
+
+  /**
+   * Queues a registered batch's records except those an earlier owner's claim says are
+   * finished: those are completed at once, without running the handler (counted as skipped).
+   */
+  #enqueueUnclaimed(
+    lane: Lane<M>,
+    claim: CompletedSet,
+    messages: readonly M[],
+    offsets: ArrayLike<number>,
+    first: number,
+  ): void {
+    const works: Work<M>[] = [];
+    const keyOf = this.#keyOf;
+    const tracker = lane.tracker;
+    let advanced = false;
+    for (let i = 0; i < offsets.length; i++) {
+      const o = offsets[i];
+      if (claim.isFinished(o)) {
+        this.#skipped++;
+        if (tracker.complete(first + i) === Completion.Advanced) advanced = true;
+      } else {
+        const m = messages[i];
+        works.push(new Work(lane, m, o, first + i, keyOf ? keyOf(m) : undefined));
+      }
+    }
+    if (works.length > 0) this.#dispatcher.enqueue(lane, works);
+    if (advanced) this.#scheduler.notify();
   }
 
   // ---- records ----
@@ -542,18 +651,19 @@ export class ParallelConsumer<M> {
       }
     } else if (r === Completion.Completed) {
       this.#completed++;
+      if (this.#completedSets) this.#scheduler.notify(); // the completed set above the safe position grew
     }
   }
 
   #attemptFailed(work: Work<M>, error: unknown): void {
-    this.#dispatcher.attemptEnded(work);
     this.#failures++;
     work.error = error;
     const lane = work.lane;
-    if (lane.state !== "active") {
+    const left = this.#dispatcher.drainLeft(lane); // Infinity while active; a drain retries within its deadline
+    if (left <= 0) {
       this.#dispatcher.abandon(work); // stays pending: delivered again after the revoke or restart
     } else if (canRetry(this.#retry, work.attempt)) {
-      const delayMs = backoffDelay(this.#retry, work.attempt);
+      const delayMs = Math.min(backoffDelay(this.#retry, work.attempt), Math.floor(left / 2));
       this.#retries++;
       if (this.#events.has("retry")) {
         this.#events.emit("retry", {
@@ -571,6 +681,8 @@ export class ParallelConsumer<M> {
     } else {
       this.#stopPartition(work, error);
     }
+    // Only now: a drain waiting for the lane to go idle must see the retry or dead letter scheduled.
+    this.#dispatcher.attemptEnded(work);
     this.#dispatcher.pump();
   }
 
@@ -603,11 +715,11 @@ export class ParallelConsumer<M> {
         this.#dispatcher.sideEnded(work);
         if (lane.ended) return;
         this.#events.emit("error", { ...info, kind: "dead-letter", error });
-        if (lane.state !== "active") {
+        if (this.#dispatcher.drainLeft(lane) <= 0) {
           this.#dispatcher.abandon(work);
         } else if (canRetry(this.#retry, produceAttempt)) {
           this.#dispatcher.wait(work, backoffDelay(this.#retry, produceAttempt), () => {
-            if (lane.state !== "active") this.#dispatcher.abandon(work);
+            if (this.#dispatcher.drainLeft(lane) <= 0) this.#dispatcher.abandon(work);
             else this.#deadLetter(work, produceAttempt + 1);
           });
         } else {

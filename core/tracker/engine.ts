@@ -58,6 +58,21 @@ export interface EngineTracker {
   blocked(): number;
   /** Handle of the oldest retained entry (equals the next handle to issue when none is retained). */
   headHandle(): number;
+  /**
+   * Writes up to `maxRuns` pairs (startOffset, length) into out[0 .. 2·n) describing the
+   * registered records that are not completed, from the head on, in offset order; returns n.
+   * A pair covers consecutive *delivered* offsets only: it ends at an offset gap (offsets that
+   * were never delivered lie between pairs, never inside one). out.length ≥ 2·maxRuns.
+   * When n = maxRuns there may be more (the caller treats everything past the last pair as unknown).
+   *
+   * Every pair is maximal: the record after its last one is completed, lies past an
+   * offset gap, or was not registered. So the answer is a function of the tracker's
+   * state alone, and a smaller `maxRuns` gives a prefix of it. Read from the bitmap
+   * words, never per record: O(words scanned + pairs written · log runs), where whole
+   * words of completed records are skipped via the summary level and a word of pending
+   * records is one step.
+   */
+  unfinishedRuns(out: Float64Array, maxRuns: number): number;
   /** Bytes of storage this tracker holds right now. */
   bytes(): number;
   /** Frees the storage; the tracker is never called again. */

@@ -1,13 +1,27 @@
 /**
  * The frontier: every partition assignment of one consumer, and the commits they
  * justify. It proposes only safe positions, only for assigned partitions, and
- * moves `confirmed` only when the broker acknowledged.
+ * moves `confirmed` only when the broker acknowledged. Each proposed commit carries the
+ * partition's completed set (which delivered records above the safe position are
+ * finished, see completed_set.ts) as its metadata, so the next owner of the partition
+ * skips them instead of redoing them.
  *
  * @module
  */
 import { InvalidArgumentError, describe } from "../errors.ts";
+import { type CompletedSet, DEFAULT_BUDGET, encodeCompletedSet } from "./completed_set.ts";
 import type { OffsetInput } from "./offset.ts";
 import { Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";
+
+/** Options of a {@link Frontier}: tracker options shared by every partition, and the completed sets. */
+export interface FrontierOptions extends Omit<TrackerOptions, "start"> {
+  /**
+   * Completed sets in the commit metadata: `{ budget }` caps each partition's metadata
+   * string (default 4,096 characters, the broker's `offset.metadata.max.bytes`); over it
+   * the longest prefix that fits is kept. `false`: commits carry no metadata. Default on.
+   */
+  completedSet?: { budget?: number } | false;
+}
 
 /** One partition's commit: `offset` is the next offset to read (the safe position). */
 export interface PartitionCommit {
@@ -17,13 +31,18 @@ export interface PartitionCommit {
   readonly partition: number;
   /** The safe position to commit. */
   readonly offset: number;
+  /** The completed set above `offset`, encoded for the commit's metadata (absent when none is finished). */
+  readonly metadata?: string;
 }
 
 /** A commit to send; pass it back to {@link Frontier.confirm} or {@link Frontier.fail}. */
 export interface CommitProposal {
   /** Identifies the proposal among those in flight. */
   readonly id: number;
-  /** Partitions whose safe position moved past their last confirmed or in-flight commit. */
+  /**
+   * Partitions whose safe position moved past their last confirmed or in-flight commit, or
+   * (with completed sets) whose set of finished records above it grew since.
+   */
   readonly offsets: readonly PartitionCommit[];
 }
 
@@ -56,6 +75,10 @@ interface Assignment {
   confirmed: number | undefined;
   inflight: number | undefined;
   inflightId: number;
+  /** The tracker's blocked count when the last commit (in flight or acknowledged) was proposed; -1 after a failure. */
+  sentBlocked: number;
+  /** What an earlier owner's commit claimed finished (read back at assignment), while it reaches past delivery. */
+  claim: CompletedSet | undefined;
 }
 
 /**
@@ -75,16 +98,28 @@ interface Assignment {
  */
 export class Frontier {
   readonly #options: Omit<TrackerOptions, "start">;
+  readonly #budget: number; // 0: no completed sets
+  #runs = new Float64Array(0); // scratch: unfinished runs of the partition being encoded
   readonly #topics = new Map<string, Map<number, Assignment>>();
   readonly #outstanding = new Map<number, Assignment[]>(); // proposal id → the assignments it was made for
   #nextId = 1;
 
   /**
    * A frontier with no assignment yet.
-   * @param options tracker options shared by every partition (capacity, engine, clock)
+   * @param options tracker options shared by every partition (capacity, engine, clock) and the completed sets
+   * @throws {InvalidArgumentError} for a bad completed-set budget
    */
-  constructor(options: Omit<TrackerOptions, "start"> = {}) {
-    this.#options = { ...options };
+  constructor(options: FrontierOptions = {}) {
+    const { completedSet, ...trackerOptions } = options;
+    this.#options = trackerOptions;
+    if (completedSet === false) this.#budget = 0;
+    else {
+      const budget = completedSet?.budget ?? DEFAULT_BUDGET;
+      if (!Number.isSafeInteger(budget) || budget < 16) {
+        throw new InvalidArgumentError(`completedSet.budget must be an integer ≥ 16 (characters); got ${describe(budget)}`);
+      }
+      this.#budget = budget;
+    }
   }
 
   /**
@@ -99,8 +134,20 @@ export class Frontier {
     let partitions = this.#topics.get(topic);
     if (!partitions) this.#topics.set(topic, partitions = new Map());
     partitions.get(partition)?.tracker.revoke();
-    partitions.set(partition, { tracker, confirmed: undefined, inflight: undefined, inflightId: 0 });
+    partitions.set(partition, { tracker, confirmed: undefined, inflight: undefined, inflightId: 0, sentBlocked: 0, claim: undefined });
     return tracker;
+  }
+
+  /**
+   * Hands an assigned partition what an earlier owner's commit claimed finished (decoded
+   * from the committed metadata with {@link decodeCompletedSet}). The caller completes
+   * delivered records the claim covers without running them; this frontier carries the
+   * part of the claim beyond delivery into its own commits, so it survives a further
+   * handover before those records arrive.
+   */
+  inherit(topic: string, partition: number, claim: CompletedSet): void {
+    const a = this.#topics.get(topic)?.get(partition);
+    if (a) a.claim = claim;
   }
 
   /** The tracker of a currently assigned partition. */
@@ -124,8 +171,9 @@ export class Frontier {
     const a = this.#topics.get(topic)?.get(partition);
     if (!a) return undefined;
     const safe = a.tracker.safe;
+    const commit = safe !== undefined && this.#moved(a, safe) ? this.#commit(topic, partition, a, safe) : undefined;
     this.#drop(topic, partition, a);
-    return safe !== undefined && safe > floor(a) ? { topic, partition, offset: safe } : undefined;
+    return commit;
   }
 
   /** Loss of authority (e.g. the session timed out): ends the assignment without any commit. */
@@ -146,11 +194,12 @@ export class Frontier {
     for (const [topic, partitions] of this.#topics) {
       for (const [partition, a] of partitions) {
         const safe = a.tracker.safe;
-        if (safe === undefined || safe <= floor(a)) continue;
+        if (safe === undefined || !this.#moved(a, safe)) continue;
         if (include && !include(topic, partition)) continue;
         a.inflight = safe;
         a.inflightId = id;
-        offsets.push({ topic, partition, offset: safe });
+        a.sentBlocked = a.tracker.blocked;
+        offsets.push(this.#commit(topic, partition, a, safe));
         made.push(a);
       }
     }
@@ -182,6 +231,7 @@ export class Frontier {
       const a = made[i];
       if (this.#topics.get(topic)?.get(partition) !== a) return; // reassigned or revoked since
       if (acknowledged && (a.confirmed === undefined || offset > a.confirmed)) a.confirmed = offset;
+      if (!acknowledged && a.inflightId === proposal.id) a.sentBlocked = -1; // its completed set is proposed again
       if (a.inflightId === proposal.id) {
         a.inflight = undefined;
         a.inflightId = 0;
@@ -210,6 +260,44 @@ export class Frontier {
   /** Loses every assignment (no commits) and frees all trackers. */
   close(): void {
     for (const [topic, partitions] of this.#topics) for (const [partition, a] of partitions) this.#drop(topic, partition, a);
+  }
+
+  /**
+   * Whether a commit of `safe` says something new: the safe position passed the last
+   * confirmed or in-flight commit, or (with completed sets) records above it finished since.
+   */
+  #moved(a: Assignment, safe: number): boolean {
+    const f = floor(a);
+    if (safe > f) return true;
+    return this.#budget > 0 && safe === f && a.tracker.blocked !== a.sentBlocked;
+  }
+
+  /** The commit of `safe` with its completed set: the tracker's unfinished runs, then the inherited claim past delivery. */
+  #commit(topic: string, partition: number, a: Assignment, safe: number): PartitionCommit {
+    if (this.#budget === 0) return { topic, partition, offset: safe };
+    const t = a.tracker;
+    const delivered = t.delivered ?? safe;
+    if (a.claim !== undefined && a.claim.end <= delivered) a.claim = undefined; // all of it delivered and applied
+    if (safe >= delivered && a.claim === undefined) return { topic, partition, offset: safe };
+    // A run costs at least 2 bits of a ~6.5-bit character, so more than this many never fit.
+    const maxRuns = Math.ceil(this.#budget * 3.5) + 1;
+    if (this.#runs.length < 2 * maxRuns) this.#runs = new Float64Array(2 * maxRuns);
+    const runs = this.#runs;
+    let n = t.unfinishedRuns(runs, maxRuns);
+    let end = n === maxRuns ? runs[2 * n - 2] + runs[2 * n - 1] : delivered; // truncated: unknown past the last run
+    if (n < maxRuns && a.claim !== undefined && a.claim.end > delivered) {
+      const n0 = n;
+      n += a.claim.unfinishedRuns(delivered, runs.subarray(2 * n0), maxRuns - n0);
+      end = n === maxRuns ? runs[2 * n - 2] + runs[2 * n - 1] : a.claim.end;
+      if (n0 > 0 && n > n0 && runs[2 * n0] === runs[2 * n0 - 2] + runs[2 * n0 - 1]) {
+        // the tracker's last unfinished run touches the claim's first: one run
+        runs[2 * n0 - 1] += runs[2 * n0 + 1];
+        runs.copyWithin(2 * n0, 2 * n0 + 2, 2 * n);
+        n--;
+      }
+    }
+    const encoded = encodeCompletedSet(topic, partition, { base: safe, end, runs, count: n }, { budget: this.#budget });
+    return encoded === undefined ? { topic, partition, offset: safe } : { topic, partition, offset: safe, metadata: encoded.metadata };
   }
 
   #drop(topic: string, partition: number, a: Assignment): void {

@@ -31,6 +31,72 @@ function ctz(x: number): number {
   return 31 - Math.clz32(x & -x);
 }
 
+/**
+ * The first seq in [pos, end) whose record is pending (bit clear) in a ring of `mask + 1`
+ * bits, else end: ctz in the word, then whole words of completed records skipped via the
+ * summary. The ring's words are a multiple of 32 (≥ 1,024 bits), so a summary skip ends
+ * at the ring's end at the latest, where the scan wraps to position 0.
+ */
+function nextPending(bits: Int32Array, summary: Int32Array, mask: number, pos: number, end: number): number {
+  while (pos < end) {
+    const p = pos & mask;
+    const off = p & 31;
+    const zeros = ~bits[p >>> 5] & (-1 << off);
+    if (zeros !== 0) {
+      pos += ctz(zeros) - off;
+      return pos < end ? pos : end;
+    }
+    pos += 32 - off;
+    while (pos < end) { // at a word boundary: skip every word the summary marks as all ones
+      const w = (pos & mask) >>> 5;
+      const sb = w & 31;
+      const notFull = ~summary[w >>> 5] & (-1 << sb);
+      if (notFull === 0) {
+        pos += (32 - sb) << 5;
+        continue;
+      }
+      pos += (ctz(notFull) - sb) << 5;
+      break;
+    }
+  }
+  return end;
+}
+
+/** The first seq in [pos, end) whose record is completed (bit set), else end: a word of pending records is one step. */
+function nextCompleted(bits: Int32Array, mask: number, pos: number, end: number): number {
+  while (pos < end) {
+    const p = pos & mask;
+    const off = p & 31;
+    const ones = bits[p >>> 5] & (-1 << off);
+    if (ones !== 0) {
+      pos += ctz(ones) - off;
+      return pos < end ? pos : end;
+    }
+    pos += 32 - off;
+  }
+  return end;
+}
+
+/**
+ * The last run starting at or before `seq` among runs [r, tail) (absolute indices), given
+ * runSeq(r) ≤ seq: galloping from r (steps 1, 2, 4, …), then bisection, so finding the
+ * run d runs on costs O(log d).
+ */
+function runAtSeq(runSeq: Float64Array, rm: number, r: number, tail: number, seq: number): number {
+  let step = 1;
+  while (r + step < tail && runSeq[(r + step) & rm] <= seq) {
+    r += step;
+    step *= 2;
+  }
+  let hi = r + step < tail ? r + step : tail; // runSeq(hi) > seq, or hi = tail
+  while (hi - r > 1) {
+    const mid = r + ((hi - r) >>> 1);
+    if (runSeq[mid & rm] <= seq) r = mid;
+    else hi = mid;
+  }
+  return r;
+}
+
 function nextPow2(n: number): number {
   let r = MIN_RING;
   while (r < n) r *= 2;
@@ -207,6 +273,35 @@ class JsTracker implements EngineTracker {
 
   headHandle(): number {
     return this.#base + this.#head;
+  }
+
+  unfinishedRuns(out: Float64Array, maxRuns: number): number {
+    const end = this.#issued, mask = this.#mask, bits = this.#bits, summary = this.#summary;
+    const runSeq = this.#runSeq, runOff = this.#runOff, rm = this.#runMask, tail = this.#runTail;
+    let left = end - this.#head - this.#blocked; // pending records not yet in a pair: 0 ends the scan early
+    let r = this.#runHead; // invariant: runSeq(r) ≤ pos whenever pos is pending
+    let pos = this.#head;
+    let n = 0;
+    while (n < maxRuns && left > 0) {
+      pos = nextPending(bits, summary, mask, pos, end);
+      if (pos >= end) break; // not reached while `left` is exact
+      const stop = nextCompleted(bits, mask, pos + 1, end); // [pos, stop): pending seqs
+      r = runAtSeq(runSeq, rm, r, tail, pos);
+      // Split [pos, stop) at the run boundaries inside it: runs start only at offset gaps.
+      for (;;) {
+        const runEnd = r + 1 < tail ? runSeq[(r + 1) & rm] : end;
+        const e = stop < runEnd ? stop : runEnd;
+        const ri = r & rm;
+        out[2 * n] = runOff[ri] + (pos - runSeq[ri]);
+        out[2 * n + 1] = e - pos;
+        left -= e - pos;
+        n++;
+        pos = e;
+        if (pos >= stop || n >= maxRuns) break;
+        r++;
+      }
+    }
+    return n;
   }
 
   bytes(): number {

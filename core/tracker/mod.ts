@@ -32,6 +32,7 @@ export {
 export {
   type CommitProposal,
   Frontier,
+  type FrontierOptions,
   type PartitionCommit,
   type PartitionPositions,
   type PartitionStats,
@@ -40,3 +41,14 @@ export { jsEngine } from "./js_engine.ts";
 export { ready } from "./wasm_engine.ts"; // importing it registers the WASM engine: "auto" means WASM
 export { OFFSET_LIMIT, type OffsetInput, toOffset } from "./offset.ts";
 export { DEFAULT_CAPACITY, type Handle, MAX_CAPACITY, Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";
+export {
+  CompletedSet,
+  decodeCompletedSet,
+  type DecodeResult,
+  DEFAULT_BUDGET,
+  type Encoded,
+  encodeCompletedSet,
+  type EncodeOptions,
+  MAX_METADATA_LENGTH,
+  type RunsInput,
+} from "./completed_set.ts";

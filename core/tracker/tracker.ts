@@ -172,6 +172,11 @@ export class Tracker {
     return d < 0 ? undefined : d;
   }
 
+  /** Completed records held behind an unfinished earlier one (`stats().blocked`, without the snapshot); 0 after {@link revoke}. */
+  get blocked(): number {
+    return this.#store === undefined ? 0 : this.#store.blocked();
+  }
+
   /**
    * Registers a delivered batch, whole and in delivery order, before any of its work
    * is dispatched. The whole batch is validated first; on any error nothing changes.
@@ -326,6 +331,55 @@ export class Tracker {
       delivered: delivered < 0 ? undefined : delivered,
       bytes: store.bytes(),
     };
+  }
+
+  /**
+   * The unfinished records from the head on, as runs in offset space: writes up to
+   * `maxRuns` pairs `(startOffset, length)` into `out[0 .. 2·n)` and returns n. Each pair
+   * covers `length` consecutive *delivered* offsets from `startOffset`, all registered and
+   * not completed; pairs come in offset order, and a pair ends where the next record is
+   * completed or lies past an offset gap (offsets never delivered are inside no pair).
+   * The first pair starts at {@link safe} when anything is pending. Every offset in
+   * [safe, last pair's end) that no pair covers is completed or was never delivered; when
+   * n = maxRuns there may be more pairs, so what lies past the last pair is unknown to the
+   * caller. A smaller `maxRuns` gives a prefix of the same answer.
+   *
+   * Read from the bitmap words, never per record: whole words of completed records are
+   * skipped via the summary level, a word of pending records is one step, so the cost is
+   * O(words scanned + pairs written · log runs); cheap enough for every commit. Changes nothing.
+   *
+   * @example
+   * ```ts
+   * import { Tracker } from "../mod.ts";
+   * const t = new Tracker({ start: 100 });
+   * const h = t.register([100, 101, 102, 105, 106, 107], 110);
+   * t.complete(h + 1); // offset 101
+   * t.complete(h + 5); // offset 107
+   * const out = new Float64Array(8);
+   * const n = t.unfinishedRuns(out, 4); // 3
+   * out.subarray(0, 2 * n); // [100, 1, 102, 1, 105, 2]: 103 and 104 were never delivered
+   * ```
+   * @param out where the pairs go; `out.length` ≥ 2·maxRuns
+   * @param maxRuns most pairs to write, an integer ≥ 0
+   * @returns n, the number of pairs written
+   * @throws {InvalidArgumentError} when `out` is not a Float64Array, `maxRuns` is not an
+   *   integer ≥ 0, or `out` is shorter than 2·maxRuns
+   * @throws {RevokedError} after {@link revoke}
+   */
+  unfinishedRuns(out: Float64Array, maxRuns: number): number {
+    const store = this.#live("read the unfinished runs of");
+    if (!(out instanceof Float64Array)) {
+      throw new InvalidArgumentError(`out must be a Float64Array; got ${describe(out)}`);
+    }
+    if (!Number.isInteger(maxRuns) || maxRuns < 0) {
+      throw new InvalidArgumentError(`maxRuns must be an integer ≥ 0; got ${describe(maxRuns)}`);
+    }
+    if (out.length < 2 * maxRuns) {
+      throw new InvalidArgumentError(
+        `out must hold 2 · maxRuns = ${2 * maxRuns} numbers for maxRuns = ${maxRuns}; got a Float64Array of length ${out.length}`,
+      );
+    }
+    return store.unfinishedRuns(out, maxRuns);
   }
 
   /**

@@ -75,6 +75,8 @@ interface Exports {
   retained(t: number): number;
   blocked(t: number): number;
   headHandle(t: number): number;
+  unfinishedRuns(t: number, dst: number, maxRuns: number, from: number): number;
+  unfinishedResume(): number;
   memoryUsed(): number;
 }
 
@@ -111,14 +113,22 @@ function refreshViews(x: Exports): void {
   }
 }
 
-/** Copies `src[from, from + n)` into the scratch area (one `set`) and returns its byte address. */
-function stage(x: Exports, src: Float64Array, from: number, n: number): number {
+/**
+ * Makes the scratch area hold at least `n` ≤ CHUNK f64 slots and the views current;
+ * returns its byte address. Growing it may grow the memory, which detaches every view.
+ */
+function reserve(x: Exports, n: number): number {
   if (n > scratchLen) {
     scratchLen = Math.min(CHUNK, Math.max(n, scratchLen * 2, 1024));
     scratchAt = x.scratch(scratchLen);
   }
   refreshViews(x); // new, or detached: memory grew
-  const at = scratchAt >>> 3;
+  return scratchAt;
+}
+
+/** Copies `src[from, from + n)` into the scratch area (one `set`) and returns its byte address. */
+function stage(x: Exports, src: Float64Array, from: number, n: number): number {
+  const at = reserve(x, n) >>> 3;
   if (n <= 32) {
     for (let i = 0; i < n; i++) f64[at + i] = src[from + i];
   } else {
@@ -288,6 +298,37 @@ class WasmTracker implements EngineTracker {
 
   headHandle(): number {
     return this.x.headHandle(this.t);
+  }
+
+  /**
+   * The scan runs in WASM, one call per CHUNK / 2 pairs (one call for any realistic
+   * `maxRuns`), writing into the scratch area, which is then copied into `out`. Each pair
+   * holds at least one pending record, so the scratch area never needs more than
+   * 2 · pending slots (LEN and BLOCKED are u32 fields: their Int32Array slots read them
+   * exactly, as both are below 2^31).
+   */
+  unfinishedRuns(out: Float64Array, maxRuns: number): number {
+    const x = this.x, t = this.t;
+    refreshViews(x);
+    const i = t >>> 2;
+    const want = Math.min(maxRuns, i32[i + LEN] - i32[i + BLOCKED]); // the pending records, read from the struct
+    let n = 0;
+    let from = -1; // from the head; then the seq where the last call stopped
+    while (n < want) {
+      const k = Math.min(want - n, CHUNK >>> 1);
+      const at = reserve(x, 2 * k); // may grow the memory: views re-made before they are read
+      const got = x.unfinishedRuns(t, at, k, from);
+      const src = at >>> 3, m = 2 * got, view = f64;
+      if (m <= 64) {
+        for (let i = 0; i < m; i++) out[2 * n + i] = view[src + i];
+      } else {
+        out.set(view.subarray(src, src + m), 2 * n);
+      }
+      n += got;
+      if (got < k) break; // nothing more pending
+      from = x.unfinishedResume();
+    }
+    return n;
   }
 
   bytes(): number {

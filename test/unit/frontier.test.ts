@@ -6,8 +6,24 @@ import { ENGINES } from "./engines.ts";
 
 for (const engine of ENGINES) {
   describe(`frontier (${engine})`, () => {
-    test("proposals hold only partitions that moved; confirmed moves only on confirmation", () => {
+    test("with completed sets, a finished record above an unmoved safe position is committed again, with its set", () => {
       const f = new Frontier({ engine });
+      const a = f.assign("t", 0, 0);
+      const p0 = f.propose()!;
+      f.confirm(p0);
+      const h = a.register([0, 1, 2], 3);
+      assert.equal(f.propose(), undefined, "nothing finished");
+      a.complete(h + 1);
+      const p1 = f.propose();
+      assert.equal(p1?.offsets[0].offset, 0);
+      assert.ok(p1?.offsets[0].metadata, "the same offset, now with 1 claimed finished");
+      assert.equal(f.propose(), undefined, "in flight already, nothing new");
+      f.fail(p1!);
+      assert.ok(f.propose()?.offsets[0].metadata, "a failed commit's set is proposed again");
+    });
+
+    test("proposals hold only partitions that moved; confirmed moves only on confirmation", () => {
+      const f = new Frontier({ engine, completedSet: false });
       const a = f.assign("t", 0, 0);
       const b = f.assign("t", 1, 50);
       const c = f.assign("u", 0);

@@ -38,6 +38,22 @@ export class Model {
     return n;
   }
 
+  /**
+   * The unfinished records from the head on as maximal pairs (startOffset, length) of
+   * consecutive delivered offsets, flattened: record by record, a pending record extends
+   * the last pair when the record before it is pending too and its offset is next.
+   */
+  unfinishedRuns(): number[] {
+    const out: number[] = [];
+    const head = this.head();
+    for (let i = head; i < this.offsets.length; i++) {
+      if (this.done[i]) continue;
+      if (i > head && !this.done[i - 1] && this.offsets[i - 1] + 1 === this.offsets[i]) out[out.length - 1]++;
+      else out.push(this.offsets[i], 1);
+    }
+    return out;
+  }
+
   /** Returns the index of the batch's first record, or the error the tracker must throw. */
   register(offsets: readonly number[], next: number): number | ModelError {
     if (this.revoked) return "RevokedError";

@@ -243,6 +243,67 @@ describe("runner: rebalances and shutdown", () => {
     assert.equal(client.committed.get("t/0"), 5);
   });
 
+  test("a record failing during the shutdown drain is retried within the grace, so the commit passes it", async () => {
+    const client = new MemoryClient();
+    const attempts = new Map<number, number>();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "unordered",
+      concurrency: 4,
+      retry: { retries: 5, initialDelayMs: 60_000, jitter: 0 }, // a backoff far beyond the grace: capped to it
+      handler: async (m) => {
+        const n = (attempts.get(m.offset) ?? 0) + 1;
+        attempts.set(m.offset, n);
+        if (m.offset === 1) {
+          await gate;
+          if (n < 3) throw new Error(`transient ${n}`);
+        }
+      },
+    });
+    await c.start();
+    client.sink.assigned(one);
+    client.deliver("t", 0, range(0, 4));
+    await until(() => attempts.size === 4);
+    const stopped = c.shutdown(2_000);
+    release();
+    const t0 = Date.now();
+    await stopped;
+    assert.ok(Date.now() - t0 < 1_900, `the retries ran well within the grace (${Date.now() - t0} ms)`);
+    assert.equal(attempts.get(1), 3, "retried twice during the drain");
+    assert.equal(client.committed.get("t/0"), 4, "the final commit passes the retried record");
+  });
+
+  test("a record failing during an orderly revoke's drain is retried within the drain bound", async () => {
+    const client = new MemoryClient();
+    let calls = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "partition",
+      drainTimeoutMs: 1_000,
+      retry: { retries: 3, initialDelayMs: 30_000, jitter: 0 },
+      handler: async (m) => {
+        if (m.offset === 2) {
+          await gate;
+          if (++calls < 2) throw new Error("transient");
+        }
+      },
+    });
+    await c.start();
+    client.sink.assigned(one);
+    client.deliver("t", 0, range(0, 5));
+    await until(() => c.metrics().partitions[0].safe === 2);
+    const revoked = client.sink.revoking();
+    release();
+    await revoked;
+    assert.equal(calls, 2);
+    assert.equal(client.committed.get("t/0"), 3, "the drain commit covers the retried record, not the ones dropped behind it");
+    await c.shutdown();
+  });
+
   test("shutdown: the grace bounds a stuck handler; its signal is aborted; commit stops below it", async () => {
     const client = new MemoryClient();
     let aborted = false;

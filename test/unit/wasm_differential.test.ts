@@ -22,6 +22,9 @@ function outcome(f: () => unknown): Outcome {
   }
 }
 
+const RUNS_OBSERVED = 1024; // the first pairs of unfinishedRuns (test/unit/unfinished_runs.test.ts reads them all)
+const runsOut = new Float64Array(2 * RUNS_OBSERVED);
+
 /** Everything observable of a tracker except the engine's name and its own byte count. */
 function observe(t: Tracker): unknown {
   const stats = outcome(() => {
@@ -34,6 +37,10 @@ function observe(t: Tracker): unknown {
     safe: outcome(() => t.safe),
     delivered: outcome(() => t.delivered),
     stats,
+    unfinishedRuns: outcome(() => {
+      const n = t.unfinishedRuns(runsOut, RUNS_OBSERVED);
+      return Array.from(runsOut.subarray(0, 2 * n));
+    }),
   };
 }
 

@@ -1,0 +1,112 @@
+// The runner across a handover: the first owner's commits carry the completed set; the
+// next owner, handed the committed offset and metadata at assignment, holds the partition
+// until it has read them, then skips exactly the records the claim says are finished.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { type ClaimEvent, type CommitOffset, type CommittedPosition, ParallelConsumer } from "../../core/mod.ts";
+import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
+
+const one = [{ topic: "t", partition: 0 }];
+
+/** The newest commit of t/0 the client acknowledged. */
+function lastCommit(client: MemoryClient): CommitOffset {
+  for (let i = client.commits.length - 1; i >= 0; i--) {
+    const c = client.commits[i].find((o) => o.topic === "t" && o.partition === 0);
+    if (c) return c;
+  }
+  throw new Error("no commit of t/0");
+}
+
+describe("runner: completed sets across a handover", () => {
+  test("the next owner skips what the first finished above its commit, and runs the rest", async () => {
+    // First owner: offset 3 never finishes; everything else of 0..19 does.
+    const a = new MemoryClient();
+    const ca = new ParallelConsumer<Msg>(a, {
+      engine: "wasm",
+      ordering: "unordered",
+      concurrency: 8,
+      handler: (m) => (m.offset === 3 ? new Promise(() => {}) : undefined),
+    });
+    await ca.start();
+    a.sink.assigned(one);
+    a.deliver("t", 0, range(0, 20));
+    await until(() => a.committed.get("t/0") === 3 && lastCommit(a).metadata !== undefined, 2_000, "A's commit at 3");
+    const committed = lastCommit(a);
+    assert.equal(committed.offset, 3);
+    void ca.shutdown(10); // the stuck record stays unfinished
+
+    // Second owner, handed A's commit. Its handler records what runs.
+    const b = new MemoryClient();
+    const ran: number[] = [];
+    const claims: ClaimEvent[] = [];
+    let answer!: (p: readonly CommittedPosition[]) => void;
+    const cb = new ParallelConsumer<Msg>(b, {
+      engine: "js",
+      ordering: "key",
+      handler: (m) => void ran.push(m.offset),
+      on: { claim: (e) => claims.push(e) },
+    });
+    await cb.start();
+    b.sink.assigned(one, new Promise((r) => (answer = r)));
+    assert.ok(b.paused.has("t/0"), "held at the client until the claim is read");
+    assert.equal(b.deliver("t", 0, range(3, 17)), false, "no batch is taken before the claim is known");
+    answer([{ topic: "t", partition: 0, offset: committed.offset, metadata: committed.metadata }]);
+    await until(() => !b.paused.has("t/0"), 1_000, "released");
+    assert.equal(claims.length, 1);
+    assert.equal(claims[0].ignored, undefined);
+    assert.equal(claims[0].finished, 16, "4..19 claimed finished");
+    assert.ok(b.deliver("t", 0, range(3, 17), 20, (o) => `k${o % 3}`));
+    await until(() => cb.metrics().partitions[0]?.safe === 20, 1_000, "B reaches 20");
+    assert.deepEqual(ran, [3], "only the unfinished record ran again");
+    assert.equal(cb.metrics().skipped, 16);
+    await cb.shutdown();
+    assert.equal(b.committed.get("t/0"), 20);
+  });
+
+  test("metadata that does not verify is ignored, with the reason: every record runs again", async () => {
+    const b = new MemoryClient();
+    const ran: number[] = [];
+    const claims: ClaimEvent[] = [];
+    const cb = new ParallelConsumer<Msg>(b, {
+      engine: "js",
+      ordering: "unordered",
+      handler: (m) => void ran.push(m.offset),
+      on: { claim: (e) => claims.push(e) },
+    });
+    await cb.start();
+    b.sink.assigned(one, Promise.resolve([{ topic: "t", partition: 0, offset: 5, metadata: "AAAAAAAAAAAAAAAA" }]));
+    await until(() => claims.length === 1, 1_000, "the claim event");
+    assert.ok(claims[0].ignored && claims[0].ignored.length > 0, "says why");
+    assert.ok(b.deliver("t", 0, range(5, 10)));
+    await until(() => ran.length === 10, 1_000, "all ran");
+    assert.equal(cb.metrics().skipped, 0);
+    await cb.shutdown();
+  });
+
+  test("a failed read of the committed offsets only costs the claims", async () => {
+    const b = new MemoryClient();
+    const ran: number[] = [];
+    const kinds: string[] = [];
+    const cb = new ParallelConsumer<Msg>(b, {
+      engine: "js",
+      handler: (m) => void ran.push(m.offset),
+      on: { error: (e) => kinds.push(e.kind) },
+    });
+    await cb.start();
+    b.sink.assigned(one, Promise.reject(new Error("coordinator not available")));
+    await until(() => !b.paused.has("t/0"), 1_000, "released");
+    assert.deepEqual(kinds, ["committed-read"]);
+    assert.ok(b.deliver("t", 0, range(0, 4)));
+    await until(() => ran.length === 4, 1_000, "all ran");
+    await cb.shutdown();
+  });
+
+  test("commit.metadata needs completedSet: false", async () => {
+    const c = new MemoryClient();
+    assert.throws(
+      () => new ParallelConsumer<Msg>(c, { handler: () => {}, commit: { metadata: () => "x" } }),
+      /completedSet: false/,
+    );
+    await sleep(0);
+  });
+});
