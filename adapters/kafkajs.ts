@@ -124,6 +124,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
 
   /**
+   * A binding over one KafkaJS consumer (not connected yet).
    * @param consumer a KafkaJS consumer, not connected
    * @param topics topics to subscribe to
    * @param options `fromBeginning` and the dead-letter producer

@@ -23,7 +23,7 @@ import { intFlag, listFlag, parseCli, usageError } from "../scripts/cli.mjs";
 
 const ALL_ROWS = ["js", "wasm", "wasm-batch", "set-watermark", "deque-map", "sorted-map"];
 const ALL_RUNTIMES = ["node", "bun", "deno"];
-const ALL_SCENARIOS = ["in-order", "random", "slow-head", "gaps-txn", "gaps-compacted", "partitions", "batches", "steady-64", "memory-dense", "memory-txn", "memory-compacted", "codec"];
+const ALL_SCENARIOS = ["in-order", "random", "slow-head", "gaps-txn", "gaps-compacted", "partitions", "batches", "steady-64", "memory-dense", "memory-txn", "memory-compacted"];
 const USAGE = `usage: npm run bench -- [options]      (node bench/run.mjs [options])
 
 The cross-runtime benchmark: every row × scenario on Node, Bun and Deno (a full run takes
@@ -37,9 +37,9 @@ an hour or more on 2 cores; --quick takes a few minutes with reduced sizes).
   --rows LIST          comma-separated: ${ALL_ROWS.join(", ")} (default all)
   --only LIST          comma-separated scenarios: ${ALL_SCENARIOS.join(", ")}
   --processes K        processes per row for the random scenario (default 5, quick 1)
+  --no-codec           skip the completed-set codec step (also skipped by --only without codec)
+  --codec-only         only the codec step: writes codec.json and codec.md
   --out NAME           result name (default latest, quick for --quick)
-  --no-codec           skip the completed-set codec step (bench/codec.bench.ts)
-  --codec-only         only the codec step: codec.json and codec.md (codec-quick.* with --quick)
   --render-only        no benchmark: re-render <name>.md and the charts from <name>.json
                        (read from bench/results/tmp/, else from the committed bench/results/)
                        (--report is the same)
@@ -71,7 +71,9 @@ const committedDir = join(root, "bench", "results");
 const outDir = o.save ? committedDir : join(committedDir, "tmp");
 const rows = o.rows === undefined ? ALL_ROWS : listFlag("bench", "rows", o.rows, ALL_ROWS);
 const runtimes = o.runtimes === undefined ? ALL_RUNTIMES : listFlag("bench", "runtimes", o.runtimes, ALL_RUNTIMES);
-const only = o.only === undefined ? undefined : listFlag("bench", "only", o.only, ALL_SCENARIOS).join(",");
+const only = o.only === undefined ? undefined : listFlag("bench", "only", o.only, [...ALL_SCENARIOS, "codec"]).join(",");
+const codecOnly = o["codec-only"] === true;
+const withCodec = codecOnly || (o["no-codec"] !== true && (!only || only.split(",").includes("codec")));
 // The ratio checks' scenario runs in this many processes per (runtime, row) in a full
 // run; the median process counts. On a shared 2-vCPU machine a whole process can land in
 // a slow phase (a neighbour's load) or get slower compiled code (JIT timing) that the
@@ -79,8 +81,6 @@ const only = o.only === undefined ? undefined : listFlag("bench", "only", o.only
 // the same treatment, and the rows take turns (see below).
 const REPEATED = "random";
 const processes = o.processes === undefined ? (quick ? 1 : 5) : intFlag("bench", "processes", o.processes, 1, 50);
-const codecOnly = o["codec-only"] === true;
-const withCodec = codecOnly || (o["no-codec"] !== true && (!only || only.split(",").includes("codec")));
 
 const bin = (tool) => {
   const local = join(root, "node_modules", ".bin", tool);
@@ -238,7 +238,7 @@ if (codecOnly) {
   const base = quick ? "codec-quick" : "codec";
   writeFileSync(join(outDir, `${base}.json`), JSON.stringify({ machine: machine(), runs: reports }, null, 1) + "\n");
   writeFileSync(join(outDir, `${base}.md`), `# offset-frontier codec benchmark${quick ? " (quick)" : ""}\n\n${codecMarkdown(reports)}`);
-  console.log(`\nwrote ${relative(root, outDir)}/${base}.json, ${base}.md${o.save ? "" : " (--save writes the committed ones)"}`);
+  console.log(`\nwrote ${relative(root, join(outDir, base))}.json and .md`);
   process.exit(0);
 }
 

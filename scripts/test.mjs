@@ -29,6 +29,7 @@ const STEPS = [
   { script: "test:deno", counts: true },
   { script: "test:kafka", counts: true },
   { script: "test:crash", counts: true },
+  { script: "test:chaos", counts: true },
 ].filter((s) => only.length === 0 || only.includes(s.script));
 
 /** Passing and failing counts from node:test (TAP), bun test and deno test output. */

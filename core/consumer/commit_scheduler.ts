@@ -86,6 +86,7 @@ export class CommitScheduler {
   #lastFailed = false;
 
   /**
+   * A scheduler that is not started yet.
    * @param frontier the frontier whose proposals are sent
    * @param hooks how to send, and what to report
    * @param options mode, interval, timeout, metadata

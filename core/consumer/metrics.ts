@@ -161,15 +161,15 @@ export interface ClaimEvent extends TopicPartition {
  * | `retry`      | a handler attempt failed and the record runs again after a delay     | {@link RetryEvent}: `topic`, `partition`, `offset`, `attempt`, `delayMs`, `error` |
  * | `deadLetter` | the dead-letter produce of a record was acknowledged (the record now counts as complete) | {@link DeadLetterEvent}: `topic`, `partition`, `offset`, `attempts`, `error` |
  * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |
- * | `claim`      | at assignment, the partition's committed metadata was read back: used as a completed set (those records are skipped) or ignored (they run again) | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
+ * | `claim`      | at assignment, a partition's committed metadata was read back: used as a completed set, or ignored with the reason | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
  *
  * `error` kinds: `commit` (a commit failed or timed out: nothing moved, it is proposed
  * again), `dead-letter` (a dead-letter produce failed: retried, then the partition
  * stops), `partition-stopped` (a record failed for good; `error` is a
  * `PartitionStoppedError`, the partition's safe position stays below it), `client` (the
  * Kafka client failed: when it ends the consumer, `done` rejects), `listener` (a
- * listener threw), `committed-read` (the committed offsets and metadata could not be
- * read at assignment: the partitions start without a claim, so their records run again).
+ * listener threw), `committed-read` (the committed offsets could not be read at
+ * assignment: no records are skipped, those above the committed offset run again).
  */
 export interface ConsumerEvents {
   /** A commit was acknowledged by the broker. */

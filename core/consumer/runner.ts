@@ -87,7 +87,13 @@ export class PartitionStoppedError extends OffsetFrontierError {
   readonly offset: number;
   /** The handler's (or the dead-letter producer's) last error. */
   override readonly cause: unknown;
-  /** @param topic topic @param partition partition @param offset offset @param cause last error */
+  /**
+   * The error of a partition stopped at `offset`.
+   * @param topic topic
+   * @param partition partition
+   * @param offset offset of the failed record
+   * @param cause last error
+   */
   constructor(topic: string, partition: number, offset: number, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause);
     super(`partition ${topic}/${partition} stopped: the record at offset ${offset} failed for good (${why})`);
@@ -171,6 +177,7 @@ export class ParallelConsumer<M> {
   #maxCommitMs: number | undefined;
 
   /**
+   * A consumer over `client`, not started yet.
    * @param client the Kafka client binding
    * @param options handler, ordering, bounds, retry, commit and shutdown options
    * @throws {InvalidArgumentError} for bad options

@@ -21,6 +21,11 @@
  * Orphans: `stop()` ends the broker; a process 'exit' handler SIGKILLs brokers whose
  * `stop()` never ran; and a tiny `sh` watchdog SIGKILLs the broker when the process that
  * started it dies without running exit handlers (SIGKILL, an unhandled SIGTERM).
+ *
+ * Crashes (the chaos suite, test/chaos/): `kill()` SIGKILLs the JVM and keeps its data
+ * dir and ports, `restart()` starts a new JVM on them; every JVM gets its own watchdog
+ * and exit-hook entry, and `stop()` still removes the data dir. `advertisedPort` adds a
+ * second client listener advertised at another port, for a TCP proxy in front of it.
  */
 import { Buffer } from "node:buffer";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -49,14 +54,33 @@ import { Kafka, logLevel, Partitioners, type Admin } from "kafkajs";
 export interface Broker {
   /** Bootstrap address for clients, `"127.0.0.1:PORT"`. */
   brokers: string;
-  /** Process id of the broker JVM. */
-  pid: number;
+  /** Process id of the broker JVM (a new one after {@link Broker.restart}). */
+  readonly pid: number;
   /** Temp dir holding server.properties and the Kafka log dirs; removed by `stop()`. */
   dataDir: string;
   /** The broker's stdout/stderr (inside `dataDir` unless `logDir` was given). */
   logFile: string;
+  /**
+   * With {@link BrokerOptions.advertisedPort}: the port the second client listener
+   * (`PROXIED`) binds, which a proxy on the advertised port forwards to.
+   */
+  proxiedPort?: number;
+  /** Whether the broker JVM is running now (false between `kill()` and `restart()`). */
+  readonly running: boolean;
   /** SIGTERM the broker (SIGKILL if it lingers), wait for it to exit, remove `dataDir`. */
   stop(): Promise<void>;
+  /**
+   * SIGKILL the broker JVM and wait for it to exit, keeping `dataDir` and the ports for
+   * {@link Broker.restart} (a crash, not a shutdown). `stop()` and the exit hooks still
+   * clean up afterwards. No-op when it is not running.
+   */
+  kill(): Promise<void>;
+  /**
+   * Start the broker JVM again on the same data dir and ports (no format: it recovers
+   * its logs) and wait until it answers a metadata request. Rejects if it is running,
+   * stopped, or does not answer within the start timeout.
+   */
+  restart(): Promise<void>;
 }
 
 /** Options for {@link startBroker}. */
@@ -65,6 +89,13 @@ export interface BrokerOptions {
   logDir?: string;
   /** How long to wait for the broker to answer a metadata request (default 60 s). */
   timeoutMs?: number;
+  /**
+   * Add a second client listener, `PROXIED`, on a free port ({@link Broker.proxiedPort})
+   * that advertises `127.0.0.1:<advertisedPort>`: clients bootstrapping through a proxy on
+   * that port keep going through it (metadata names the listener a request came in on).
+   * `brokers` stays the direct listener.
+   */
+  advertisedPort?: number;
 }
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -75,6 +106,13 @@ const START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 const STOP_GRACE_DUMP_MS = 30_000;
 const DEFAULT_JVM_OPTS = ["-Xms256m", "-Xmx1g", "-XX:+UseG1GC"];
+/**
+ * For a JVM restarted after a SIGKILL: the controller keeps the killed broker's
+ * registration until its session expires (default 9 s) before the new incarnation may
+ * register, so a shorter session makes a restart answer ~7 s sooner. (The broker
+ * heartbeats its own controller in-process: a short session is safe here.)
+ */
+const RESTART_OVERRIDES = ["broker.session.timeout.ms=2500", "broker.heartbeat.interval.ms=500"];
 
 const live = new Map<number, { dataDir: string }>();
 let exitHookInstalled = false;
@@ -178,18 +216,18 @@ async function resolveClasspath(hash: string): Promise<string> {
   return readFileSync(cached, "utf8").trim();
 }
 
-/** Two distinct free TCP ports on 127.0.0.1 (held open together so they differ). */
-async function freePorts(): Promise<[number, number]> {
+/** `n` distinct free TCP ports on 127.0.0.1 (held open together so they differ). */
+async function freePorts(n: number): Promise<number[]> {
   const listen = (): Promise<Server> =>
     new Promise((res, rej) => {
       const s = createServer();
       s.once("error", rej);
       s.listen(0, "127.0.0.1", () => res(s));
     });
-  const a = await listen();
-  const b = await listen();
-  const ports: [number, number] = [(a.address() as AddressInfo).port, (b.address() as AddressInfo).port];
-  await Promise.all([a, b].map((s) => new Promise<void>((res) => s.close(() => res()))));
+  const servers: Server[] = [];
+  for (let i = 0; i < n; i++) servers.push(await listen());
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise<void>((res) => s.close(() => res()))));
   return ports;
 }
 
@@ -201,16 +239,24 @@ function clusterId(): string {
   }
 }
 
-function serverProperties(dataDir: string, port: number, cport: number): string {
+/** `proxied`: the PROXIED listener's bound port and the port it advertises. */
+function serverProperties(
+  dataDir: string,
+  port: number,
+  cport: number,
+  proxied?: { port: number; advertised: number },
+): string {
+  const extra = proxied ? `,PROXIED://127.0.0.1:${proxied.port}` : "";
+  const extraAdv = proxied ? `,PROXIED://127.0.0.1:${proxied.advertised}` : "";
   return [
     "process.roles=broker,controller",
     "node.id=1",
     `controller.quorum.voters=1@127.0.0.1:${cport}`,
-    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${cport}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${cport}${extra}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}${extraAdv}`,
     "controller.listener.names=CONTROLLER",
     "inter.broker.listener.name=PLAINTEXT",
-    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    `listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${proxied ? ",PROXIED:PLAINTEXT" : ""}`,
     `log.dirs=${join(dataDir, "logs")}`,
     "num.partitions=1",
     "auto.create.topics.enable=false",
@@ -303,7 +349,8 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
 
   for (let attempt = 1;; attempt++) {
     const dataDir = mkdtempSync(join(tmpdir(), "offset-frontier-kafka-"));
-    const [port, cport] = await freePorts();
+    const [port, cport, pport] = await freePorts(3);
+    const proxied = opts.advertisedPort !== undefined ? { port: pport, advertised: opts.advertisedPort } : undefined;
     const brokers = `127.0.0.1:${port}`;
     let logFile = join(dataDir, "broker.log");
     if (opts.logDir) {
@@ -313,7 +360,7 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
     }
     const props = join(dataDir, "server.properties");
     const log4j = join(dataDir, "log4j2.properties");
-    writeFileSync(props, serverProperties(dataDir, port, cport));
+    writeFileSync(props, serverProperties(dataDir, port, cport, proxied));
     writeFileSync(log4j, LOG4J2);
     const common = [...DEFAULT_JVM_OPTS, `-Dlog4j2.configurationFile=${log4j}`];
 
@@ -349,46 +396,56 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
       throw new Error(`kafka StorageTool format failed (exit ${fmt.code}):\n${fmt.output.slice(-4000)}`);
     }
 
-    // Without a valid archive, have this JVM write one when it exits after SIGTERM;
+    // Without a valid archive, have the JVM write one when it exits after SIGTERM;
     // stop() promotes it to `cds` only after a clean exit (a torn archive crashes a JVM).
     const dumpTo = useCds && !cdsOk ? `${cds}.${process.pid}.${port}.tmp` : undefined;
-    const cdsArgs = cdsOk
-      ? [`-XX:SharedArchiveFile=${cds}`]
-      : dumpTo
-      ? [`-XX:ArchiveClassesAtExit=${dumpTo}`, "-Xlog:cds=error,cds+dynamic=error"]
-      : [];
-    const jvmArgs = [...common, ...cdsArgs, ...extra, "-cp", cp, "kafka.Kafka", props];
-    // `sh -c exec` makes the JVM's pid the child's pid and sends its output to the log
-    // file without any pipe back to this process (works the same on Node, Bun, Deno).
-    const child = spawn(
-      "sh",
-      ["-c", 'log="$1"; shift; exec "$@" >>"$log" 2>&1', "kafka", logFile, java, ...jvmArgs],
-      { detached: true, stdio: "ignore" },
-    );
-    child.on("error", () => {});
-    const spawnedAt = Date.now();
-    const pid = child.pid;
-    if (pid === undefined) {
-      rmSync(dataDir, { recursive: true, force: true });
-      throw new Error(`could not spawn ${java}`);
-    }
-    child.unref(); // a forgotten broker must not keep the test process alive
-    installExitHook();
-    live.set(pid, { dataDir });
-    const watchdog = startWatchdog(pid, dataDir);
+    const jvmArgs = (cdsArgs: string[], overrides: string[]): string[] => [
+      ...common,
+      ...cdsArgs,
+      ...extra,
+      "-cp",
+      cp,
+      "kafka.Kafka",
+      props,
+      ...overrides.flatMap((o) => ["--override", o]),
+    ];
 
-    let stopping: Promise<void> | undefined;
-    const stop = (): Promise<void> => {
-      stopping ??= (async () => {
-        const grace = dumpTo ? STOP_GRACE_DUMP_MS : STOP_GRACE_MS;
-        const gone = exited(child);
-        // Keep the event loop alive while we wait (the child is unref'd).
-        const keepAlive = setInterval(() => {}, 1_000);
-        let killed = false;
-        try {
-          if (child.exitCode === null && child.signalCode === null) {
+    /** One broker JVM on this data dir: its process and its watchdog. */
+    interface Jvm {
+      child: ChildProcess;
+      pid: number;
+      watchdog: ChildProcess | undefined;
+      /** Writes the CDS archive to `dumpTo` at exit (the first JVM only, when there was none). */
+      dumps: boolean;
+    }
+    const spawnJvm = (cdsArgs: string[], dumps: boolean, overrides: string[] = []): Jvm => {
+      // `sh -c exec` makes the JVM's pid the child's pid and sends its output to the log
+      // file without any pipe back to this process (works the same on Node, Bun, Deno).
+      const child = spawn(
+        "sh",
+        ["-c", 'log="$1"; shift; exec "$@" >>"$log" 2>&1', "kafka", logFile, java, ...jvmArgs(cdsArgs, overrides)],
+        { detached: true, stdio: "ignore" },
+      );
+      child.on("error", () => {});
+      const pid = child.pid;
+      if (pid === undefined) throw new Error(`could not spawn ${java}`);
+      child.unref(); // a forgotten broker must not keep the test process alive
+      installExitHook();
+      live.set(pid, { dataDir });
+      return { child, pid, watchdog: startWatchdog(pid, dataDir), dumps };
+    };
+    const isRunning = (j: Jvm): boolean => j.child.exitCode === null && j.child.signalCode === null;
+    /** Ends a JVM (SIGTERM with `grace`, then SIGKILL; or SIGKILL at once with grace 0). True if it had to be SIGKILLed. */
+    const endJvm = async (j: Jvm, grace: number): Promise<boolean> => {
+      const gone = exited(j.child);
+      // Keep the event loop alive while we wait (the child is unref'd).
+      const keepAlive = setInterval(() => {}, 1_000);
+      let killed = false;
+      try {
+        if (isRunning(j)) {
+          if (grace > 0) {
             try {
-              process.kill(pid, "SIGTERM");
+              process.kill(j.pid, "SIGTERM");
             } catch {
               // already gone
             }
@@ -398,28 +455,75 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
             });
             const outcome = await Promise.race([gone.then(() => "exited" as const), timer]);
             clearTimeout(timeout);
-            if (outcome === "timeout") {
-              killed = true;
-              try {
-                process.kill(pid, "SIGKILL");
-              } catch {
-                // already gone
-              }
-              await gone;
-            }
+            if (outcome === "exited") return false;
           }
-        } finally {
-          clearInterval(keepAlive);
-          live.delete(pid);
+          killed = true;
           try {
-            if (watchdog?.pid !== undefined) process.kill(watchdog.pid, "SIGKILL");
+            process.kill(j.pid, "SIGKILL");
           } catch {
             // already gone
           }
+          await gone;
+        }
+        return killed;
+      } finally {
+        clearInterval(keepAlive);
+        live.delete(j.pid);
+        try {
+          if (j.watchdog?.pid !== undefined) process.kill(j.watchdog.pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+    };
+    /** Waits until the broker answers a metadata request; the failure text, or undefined. */
+    const ready = async (j: Jvm): Promise<string | undefined> => {
+      const spawnedAt = Date.now();
+      let failure: string | undefined;
+      for (;;) {
+        if (!isRunning(j)) {
+          failure = `broker exited early (code ${j.child.exitCode}, signal ${j.child.signalCode})`;
+          break;
+        }
+        if (await probe(brokers)) break;
+        if (Date.now() - spawnedAt > timeoutMs) {
+          failure = `broker did not answer within ${timeoutMs} ms`;
+          break;
+        }
+        await sleep(100);
+      }
+      if (process.env.KAFKA_DEBUG_TIMING) console.error(`spawn->ready ${Date.now() - spawnedAt} ms`);
+      return failure;
+    };
+
+    let jvm: Jvm;
+    try {
+      jvm = spawnJvm(
+        cdsOk
+          ? [`-XX:SharedArchiveFile=${cds}`]
+          : dumpTo
+          ? [`-XX:ArchiveClassesAtExit=${dumpTo}`, "-Xlog:cds=error,cds+dynamic=error"]
+          : [],
+        dumpTo !== undefined,
+      );
+    } catch (e) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw e;
+    }
+    let stopping: Promise<void> | undefined;
+    let restarting: Promise<void> | undefined;
+    const stop = (): Promise<void> => {
+      stopping ??= (async () => {
+        await restarting?.catch(() => {});
+        const j = jvm;
+        let killed = true;
+        try {
+          killed = await endJvm(j, j.dumps ? STOP_GRACE_DUMP_MS : STOP_GRACE_MS);
+        } finally {
           rmSync(dataDir, { recursive: true, force: true });
           if (dumpTo) {
             // Exited by itself (SIGTERM -> exit 143): the archive was written whole.
-            const clean = !killed && child.signalCode === null;
+            const clean = j.dumps && !killed && j.child.signalCode === null;
             if (clean && existsSync(dumpTo) && !existsSync(cds)) {
               try {
                 renameSync(dumpTo, cds);
@@ -433,23 +537,58 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
       })();
       return stopping;
     };
+    const kill = async (): Promise<void> => {
+      if (stopping) return;
+      await endJvm(jvm, 0);
+    };
+    const restart = (): Promise<void> => {
+      if (stopping) return Promise.reject(new Error("the broker was stopped: it cannot restart"));
+      if (restarting) return Promise.reject(new Error("the broker is already restarting"));
+      if (isRunning(jvm)) return Promise.reject(new Error(`the broker is running (pid ${jvm.pid}): kill() it first`));
+      restarting = (async () => {
+        // A SIGKILLed JVM wrote no archive: use one if it exists now, else this JVM writes it.
+        const haveArchive = useCds && existsSync(cds);
+        const dumps = !haveArchive && dumpTo !== undefined;
+        if (dumps) rmSync(dumpTo, { force: true });
+        jvm = spawnJvm(
+          haveArchive
+            ? [`-XX:SharedArchiveFile=${cds}`]
+            : dumps
+            ? [`-XX:ArchiveClassesAtExit=${dumpTo}`, "-Xlog:cds=error,cds+dynamic=error"]
+            : [],
+          dumps,
+          RESTART_OVERRIDES,
+        );
+        const failure = await ready(jvm);
+        if (failure !== undefined) {
+          await endJvm(jvm, 0);
+          throw new Error(`restart: ${failure}; log ${logFile}:\n${tail(logFile)}`);
+        }
+      })().finally(() => {
+        restarting = undefined;
+      });
+      return restarting;
+    };
 
     // Wait until the broker answers a metadata request, or dies, or times out.
-    let failure: string | undefined;
-    for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        failure = `broker exited early (code ${child.exitCode}, signal ${child.signalCode})`;
-        break;
-      }
-      if (await probe(brokers)) break;
-      if (Date.now() - spawnedAt > timeoutMs) {
-        failure = `broker did not answer within ${timeoutMs} ms`;
-        break;
-      }
-      await sleep(100);
+    const failure = await ready(jvm);
+    if (failure === undefined) {
+      return {
+        brokers,
+        get pid() {
+          return jvm.pid;
+        },
+        get running() {
+          return isRunning(jvm);
+        },
+        dataDir,
+        logFile,
+        ...(proxied ? { proxiedPort: proxied.port } : {}),
+        stop,
+        kill,
+        restart,
+      };
     }
-    if (process.env.KAFKA_DEBUG_TIMING) console.error(`spawn->ready ${Date.now() - spawnedAt} ms`);
-    if (failure === undefined) return { brokers, pid, dataDir, logFile, stop };
 
     const logTail = tail(logFile);
     await stop();

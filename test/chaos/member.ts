@@ -1,0 +1,257 @@
+/**
+ * One member of the chaos suite's consumer group (spawned by test/chaos/harness.ts with
+ * the chosen runtime: `node --import tsx`, `bun` or `deno run --allow-all`).
+ *
+ *   member.ts '<MemberConfig as JSON>'
+ *
+ * Runs `consume()` from this runtime's adapter (adapters/node.ts, bun.ts or deno.ts) with
+ * ordering "key", concurrency 32, a retry policy with backoff and a dead-letter producer
+ * (`<topic>.DLT`). The handler sleeps 0–3 ms, throws on some first (and a few second)
+ * attempts, always throws for the poison record (key `poison`), and appends a finished
+ * record to the member's log, fsynced, BEFORE it returns: a record counts as finished
+ * only once it is in the log. Log writes are group-committed: lines appended while an
+ * fsync runs go out together in the next one.
+ *
+ * Log lines (tab separated; every line: kind, time in ms since the epoch, member id, pid):
+ * - `F … topic-partition offset key seq assignment` a finished record;
+ * - `J … assignment partitions kafkaMemberId` KafkaJS GROUP_JOIN (a new assignment);
+ * - `R … assignment` REBALANCING (an orderly revoke begins);
+ * - `X … assignment restart error` CRASH (restart true: the partitions are lost, a join follows);
+ * - `T … assignment` SIGTERM received (graceful shutdown begins);
+ * - `K … assignment partition:offset,…` an acknowledged commit (the `commit` event);
+ * - `E … assignment kind error` an `error` event of the consumer (commit failures, …);
+ * - `S … assignment error` `consume()` rejected at start (broker unreachable): started again 1 s later;
+ * - `C … assignment error` the consumer failed for good (`done` rejected): started again 1 s later;
+ * - `D … assignment state` the consumer stopped (`done` settled); the process then exits.
+ * The assignment id is `<member>.<n>`, n counting this process's joins (KafkaJS does not
+ * report the group generation); a record's id is the one current when its successful
+ * attempt started.
+ *
+ * The process exits when the harness's process is gone.
+ *
+ * @module
+ */
+import { fdatasync, openSync, writeSync } from "node:fs";
+import process from "node:process";
+import { setInterval, clearInterval } from "node:timers";
+import { Kafka, logLevel } from "kafkajs";
+import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs.ts";
+import { failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
+
+/** What the harness passes to a member (argv[2], JSON). */
+export interface MemberConfig {
+  /** Member id in this round, e.g. `m4`. */
+  member: string;
+  /** Bootstrap address (the proxy). */
+  brokers: string;
+  topic: string;
+  group: string;
+  /** The log file (appended). */
+  log: string;
+  /** Seed of the workload (which attempts fail, how long records sleep). */
+  seed: number;
+  /** Handler calls at once (32). */
+  concurrency: number;
+  /** The harness's pid: the member exits when it is gone. */
+  parent: number;
+}
+
+type Runtime = "node" | "bun" | "deno";
+type Consume = (options: KafkaJSConsumerOptions) => Promise<ParallelConsumer<KafkaMessage>>;
+
+function runtime(): Runtime {
+  const g = globalThis as Record<string, unknown>;
+  return g.Deno ? "deno" : g.Bun ? "bun" : "node";
+}
+
+/** An append-only log whose `append` resolves once the line is written and fdatasynced. */
+class FsyncLog {
+  readonly #fd: number;
+  #lines: string[] = [];
+  #waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  #flushing = false;
+
+  constructor(path: string) {
+    this.#fd = openSync(path, "a");
+  }
+
+  /** Writes `line` at once, without waiting for an fsync (events; the next batch syncs them). */
+  note(line: string): void {
+    writeSync(this.#fd, line);
+  }
+
+  /** Queues `line`; resolves after the batch holding it is written and fsynced. */
+  append(line: string): Promise<void> {
+    this.#lines.push(line);
+    const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    if (!this.#flushing) void this.#flush();
+    return done;
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushing = true;
+    // Invariant: a waiter resolves only after its line went through writeSync and fdatasync.
+    while (this.#lines.length > 0) {
+      const text = this.#lines.join("");
+      const waiters = this.#waiters;
+      this.#lines = [];
+      this.#waiters = [];
+      try {
+        writeSync(this.#fd, text);
+        await new Promise<void>((resolve, reject) => fdatasync(this.#fd, (e) => (e ? reject(e) : resolve())));
+        for (const w of waiters) w.resolve();
+      } catch (e) {
+        for (const w of waiters) w.reject(e);
+      }
+    }
+    this.#flushing = false;
+  }
+}
+
+/** How long a member keeps failing to start before it gives up (exits 1). */
+const START_RETRY_MS = 180_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const oneLine = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).replace(/\s+/g, " ").slice(0, 300);
+
+async function main(): Promise<void> {
+  const cfg = JSON.parse(process.argv[2] ?? "") as MemberConfig;
+  const rt = runtime();
+  const mod = rt === "deno"
+    ? await import("../../adapters/deno.ts")
+    : rt === "bun"
+    ? await import("../../adapters/bun.ts")
+    : await import("../../adapters/node.ts");
+  const consume = mod.consume as Consume;
+  const log = new FsyncLog(cfg.log);
+  const who = `${cfg.member}\t${process.pid}`;
+  let joins = 0;
+  const assignment = (): string => `${cfg.member}.${joins}`;
+  const event = (kind: string, ...fields: Array<string | number | boolean>): void =>
+    log.note([kind, Date.now(), who, assignment(), ...fields].join("\t") + "\n");
+
+  const kafka = new Kafka({
+    clientId: `chaos-${cfg.member}-${process.pid}`,
+    brokers: [cfg.brokers],
+    logLevel: logLevel.NOTHING,
+  });
+  let terminated = false;
+  // When the harness is gone (SIGKILLed itself), so are we.
+  const orphanCheck = setInterval(() => {
+    try {
+      process.kill(cfg.parent, 0);
+    } catch {
+      process.exit(0);
+    }
+  }, 1_000);
+  orphanCheck.unref();
+  // Once only, like the adapter's own handler: a second SIGTERM keeps its default (exit at once).
+  if (rt === "deno") {
+    const deno = (globalThis as unknown as {
+      Deno: { addSignalListener(s: "SIGTERM", f: () => void): void; removeSignalListener(s: "SIGTERM", f: () => void): void };
+    }).Deno;
+    const onTerm = (): void => {
+      deno.removeSignalListener("SIGTERM", onTerm);
+      terminated = true;
+      event("T");
+    };
+    deno.addSignalListener("SIGTERM", onTerm);
+  } else {
+    process.once("SIGTERM", () => {
+      terminated = true;
+      event("T");
+    });
+  }
+
+  const start = (): { consumer: Promise<ParallelConsumer<KafkaMessage>>; release(): Promise<void> } => {
+    const producer = kafka.producer();
+    const consumer = kafka.consumer({
+      groupId: cfg.group,
+      maxWaitTimeInMs: 100,
+      sessionTimeout: 6_000, // the broker's minimum: a SIGKILLed member's partitions move after ~6 s
+      heartbeatInterval: 500,
+      rebalanceTimeout: 15_000,
+    });
+    // Registered before consume() adds the adapter's listeners, so they run first: records
+    // of the new assignment start under the new id.
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      joins++;
+      const parts = Object.entries(e.payload.memberAssignment).flatMap(([t, ps]) => ps.map((p) => `${t}-${p}`));
+      event("J", parts.join(","), e.payload.memberId);
+      process.stdout.write(`${JSON.stringify({ event: "joined", assignment: assignment(), partitions: parts.length })}\n`);
+    });
+    consumer.on(consumer.events.REBALANCING, () => event("R"));
+    consumer.on(consumer.events.CRASH, (e) => event("X", e.payload.restart, oneLine(e.payload.error)));
+    const started = consume({
+      consumer,
+      topics: [cfg.topic],
+      fromBeginning: true,
+      ordering: "key",
+      concurrency: cfg.concurrency,
+      retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 200 },
+      deadLetter: { producer },
+      handler: async (message, { topic, partition, offset, attempt }) => {
+        const id = assignment(); // the assignment this attempt runs in
+        const key = message.key?.toString() ?? "";
+        await sleep(sleepMs(cfg.seed, partition, offset));
+        if (key === POISON_KEY) throw new Error(`poison record ${topic}-${partition}@${offset}`);
+        if (failsAttempt(cfg.seed, partition, offset, attempt)) {
+          throw new Error(`transient failure of ${topic}-${partition}@${offset}, attempt ${attempt}`);
+        }
+        const seq = message.value?.toString() ?? "";
+        await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
+      },
+      on: {
+        error: (e) => event("E", e.kind, oneLine(e.error)),
+        commit: (e) => event("K", e.offsets.map((o) => `${o.partition}:${o.offset}`).join(",")),
+      },
+    });
+    const release = async (): Promise<void> => {
+      await consumer.disconnect().catch(() => {});
+      await producer.disconnect().catch(() => {});
+    };
+    return { consumer: started, release };
+  };
+
+  // Supervised like a process manager would: consume() rejecting at start (broker
+  // unreachable, e.g. a replacement spawned during an outage) logs `S`; a consumer whose
+  // `done` rejects (KafkaJS gave up: a crash without restart) logs `C`; either way a new
+  // consumer starts 1 s later in this process. A SIGTERM between two consumers ends it.
+  let failingSince: number | undefined; // first of the start failures in a row
+  let state = "stopped";
+  for (;;) {
+    if (terminated) break;
+    const attempt = start();
+    let running: ParallelConsumer<KafkaMessage>;
+    try {
+      running = await attempt.consumer;
+    } catch (e) {
+      event("S", oneLine(e));
+      // A failed start leaves the dead-letter producer connected (adapters/kafkajs.ts connects
+      // it before the consumer and does not close it on failure): close both here.
+      await attempt.release();
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince > START_RETRY_MS) throw e;
+      await sleep(1_000);
+      continue;
+    }
+    failingSince = undefined;
+    try {
+      await running.done;
+      state = running.state;
+      break;
+    } catch (e) {
+      event("C", oneLine(e));
+      await attempt.release();
+      await sleep(1_000);
+    }
+  }
+  event("D", state);
+  clearInterval(orphanCheck);
+  // Nothing else holds the process now: it must exit once KafkaJS's sockets and timers are gone.
+}
+
+main().catch((e) => {
+  process.stderr.write(`member: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.exit(1);
+});
