@@ -120,9 +120,6 @@ export const PARTITION_GAUGES: readonly PartitionGauge[] = [
   },
 ];
 
-/** Records skipped because an earlier owner finished them; 0 until the consumer reports it. */
-const skipped = (m: ConsumerMetrics): number => (m as ConsumerMetrics & { skipped?: number }).skipped ?? 0;
-
 /** Every consumer-wide value. */
 export const CONSUMER_VALUES: readonly ConsumerValue[] = [
   { name: "running", help: "Handler calls running now.", unit: "{call}", counter: false, value: (m) => m.running },
@@ -157,10 +154,10 @@ export const CONSUMER_VALUES: readonly ConsumerValue[] = [
   },
   {
     name: "skipped_total",
-    help: "Records skipped because an earlier owner of the partition had finished them.",
+    help: "Records delivered again that an earlier owner's commit claimed finished: completed without running the handler.",
     unit: "{record}",
     counter: true,
-    value: skipped,
+    value: (m) => m.skipped ?? 0, // (a source without the field counts 0)
   },
   { name: "commits_total", help: "Commits acknowledged.", unit: "{commit}", counter: true, value: (m) => m.commits },
   {

@@ -14,7 +14,8 @@
  * `retries`, `dead_letters`, `skipped`, `commits`, `commit_failures`, all read from one
  * `metrics()` snapshot per collection (a batch observable callback); and from events a
  * histogram `commit_latency` (seconds) and counters `pauses` (by topic, partition,
- * reason) and `errors` (by kind).
+ * reason), `errors` (by kind) and `claims` (by topic, partition, outcome `used` or
+ * `ignored`).
  *
  * @example
  * ```ts
@@ -124,13 +125,19 @@ export function registerOpenTelemetry(consumer: MetricsSource, options: OpenTele
     unit: "{pause}",
   });
   const errors = meter.createCounter(prefix + "errors", {
-    description: "Errors the consumer reported, by kind (commit, partition-stopped, dead-letter, client, listener).",
+    description: "Errors the consumer reported, by kind (commit, partition-stopped, dead-letter, client, listener, committed-read).",
     unit: "{error}",
+  });
+  const claims = meter.createCounter(prefix + "claims", {
+    description: "Committed metadata read back at assignment, by outcome: used (its finished records are skipped) or ignored (they run again).",
+    unit: "{claim}",
   });
   const off = [
     consumer.on("commit", (e) => latency.record(e.latencyMs / 1000, constant)),
     consumer.on("pause", (e) => pauses.add(1, { ...constant, topic: e.topic, partition: e.partition, reason: e.reason })),
     consumer.on("error", (e) => errors.add(1, { ...constant, kind: e.kind })),
+    consumer.on("claim", (e) =>
+      claims.add(1, { ...constant, topic: e.topic, partition: e.partition, outcome: e.ignored === undefined ? "used" : "ignored" })),
   ];
   let registered = true;
   return () => {

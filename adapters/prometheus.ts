@@ -7,9 +7,11 @@
  * `in_flight`, `oldest_pending_age_seconds`, the `delivered`, `safe` and `confirmed`
  * offsets, `confirmed_lag` (safe − confirmed), `paused` and `stopped`; per consumer
  * `running`, `retained` and the totals `completed`, `failures`, `retries`,
- * `dead_letters`, `skipped`, `commits`, `commit_failures`. Three more come from events:
+ * `dead_letters`, `skipped`, `commits`, `commit_failures`. Four more come from events:
  * `commit_latency_seconds` (histogram of acknowledged commits), `pauses_total` (by
- * topic, partition and reason) and `errors_total` (by kind). Every name starts with the
+ * topic, partition and reason), `errors_total` (by kind) and `claims_total` (committed
+ * metadata read back at assignment, by topic, partition and outcome `used` or
+ * `ignored`). Every name starts with the
  * prefix (default `offset_frontier_`); partition metrics carry `topic` and `partition`
  * labels, every metric carries the constant `labels` given.
  *
@@ -59,13 +61,13 @@ export interface PrometheusOptions {
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-const RESERVED = new Set(["topic", "partition", "reason", "kind", "le"]);
+const RESERVED = new Set(["topic", "partition", "reason", "kind", "outcome", "le"]);
 const DEFAULT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
  * Publishes a consumer's metrics in a prom-client registry: gauges and counters read from
- * its `metrics()` snapshot at scrape time, and event-fed commit latency, pauses and
- * errors. Two consumers in one registry need different `prefix`es (or registries).
+ * its `metrics()` snapshot at scrape time, and event-fed commit latency, pauses, errors
+ * and claims. Two consumers in one registry need different `prefix`es (or registries).
  *
  * @param consumer the consumer (anything with `metrics()` and `on()`)
  * @param options registry, prefix, constant labels, latency buckets
@@ -82,7 +84,9 @@ export function registerPrometheus(consumer: MetricsSource, options: PrometheusO
   const constant: Record<string, string> = { ...options.labels };
   for (const [k, v] of Object.entries(constant)) {
     if (!LABEL.test(k) || RESERVED.has(k) || k.startsWith("__")) {
-      throw new InvalidArgumentError(`label names must be Prometheus label names other than topic, partition, reason, kind and le; got ${describe(k)}`);
+      throw new InvalidArgumentError(
+        `label names must be Prometheus label names other than topic, partition, reason, kind, outcome and le; got ${describe(k)}`,
+      );
     }
     if (typeof v !== "string") throw new InvalidArgumentError(`label ${k} must be a string; got ${describe(v)}`);
   }
@@ -162,15 +166,24 @@ export function registerPrometheus(consumer: MetricsSource, options: PrometheusO
     names.push(prefix + "pauses_total");
     const errors = new Counter({
       name: prefix + "errors_total",
-      help: "Errors the consumer reported, by kind (commit, partition-stopped, dead-letter, client, listener).",
+      help: "Errors the consumer reported, by kind (commit, partition-stopped, dead-letter, client, listener, committed-read).",
       labelNames: [...constantNames, "kind"],
       registers,
     });
     names.push(prefix + "errors_total");
+    const claims = new Counter({
+      name: prefix + "claims_total",
+      help: "Committed metadata read back at assignment, by outcome: used (its finished records are skipped) or ignored (they run again).",
+      labelNames: [...constantNames, "topic", "partition", "outcome"],
+      registers,
+    });
+    names.push(prefix + "claims_total");
     const off = [
       consumer.on("commit", (e) => latency.observe(constant, e.latencyMs / 1000)),
       consumer.on("pause", (e) => pauses.inc({ ...constant, topic: e.topic, partition: String(e.partition), reason: e.reason })),
       consumer.on("error", (e) => errors.inc({ ...constant, kind: e.kind })),
+      consumer.on("claim", (e) =>
+        claims.inc({ ...constant, topic: e.topic, partition: String(e.partition), outcome: e.ignored === undefined ? "used" : "ignored" })),
     ];
     return () => {
       for (const f of off.splice(0)) f();

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import process from "node:process";
 import { type CliOption, parseCli } from "../scripts/cli.mjs";
 
 export { intFlag, usageError } from "../scripts/cli.mjs";
@@ -22,12 +21,6 @@ export function cli<O extends Record<string, CliOption>>(
   options: O,
 ): { [K in keyof O]?: O[K]["type"] extends "boolean" ? boolean : string } {
   return parseCli({ name, usage, options }).values;
-}
-
-/** The value after `name` on the command line, if any (for bench files run by bench/run.mjs with fixed flags). */
-export function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
 /** The runtime this process runs on. */

@@ -3,12 +3,12 @@
  * (`bench/baselines/pc_encodings.ts`): metadata size in characters, what each keeps under the
  * broker's 4,096-character limit, and the encoding time per commit.
  *
- *     node --import tsx bench/codec.bench.ts            # plain table, writes bench/results/codec.json
+ *     node --import tsx bench/codec.bench.ts            # plain table, writes bench/results/tmp/codec.json
  *     node_modules/.bin/bun bench/codec.bench.ts
  *     node_modules/.bin/deno run -A bench/codec.bench.ts
  *
  * Options: `--quick` (fewer timing batches), `--emit` (for bench/run.mjs: one `@@codec` JSON
- * line, no file written), `--out FILE`.
+ * line, no file written), `--out FILE`, `--save` (write the committed bench/results/codec.json).
  *
  * Both sides encode the same state: the committed offset is the lowest unfinished offset (PC's
  * `getOffsetToCommit`), the map covers up to the highest finished offset, offsets never
@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -26,10 +26,26 @@ import { fileURLToPath } from "node:url";
 import { deflateRawSync } from "node:zlib";
 import { decodeCompletedSet, encodeCompletedSet, type RunsInput } from "../core/tracker/completed_set.ts";
 import { pcDeflateStandIn, pcEncode, pcEncodeFromRuns, PC_MAX_METADATA, pcSelfCheck } from "./baselines/pc_encodings.ts";
-import { arg, runtimeName } from "./cli.ts";
+import { cli, runtimeName } from "./cli.ts";
 
-const QUICK = process.argv.includes("--quick");
-const EMIT = process.argv.includes("--emit");
+const o = cli(
+  "codec.bench",
+  `usage: node --import tsx bench/codec.bench.ts [--quick] [--emit] [--out FILE] [--save]
+       (bun bench/codec.bench.ts …, deno run -A bench/codec.bench.ts …)
+
+The completed-set codec against Parallel Consumer 0.5.3.3's encodings: sizes, what fits
+in 4,096 characters, encoding time per commit. Prints a table and writes
+bench/results/tmp/codec.json.
+
+  --quick              fewer timing batches
+  --emit               for bench/run.mjs: one @@codec JSON line, no file written
+  --out FILE           write the JSON there instead
+  --save               write the committed bench/results/codec.json instead
+  -h, --help           this text`,
+  { quick: { type: "boolean" }, emit: { type: "boolean" }, out: { type: "string" }, save: { type: "boolean" } },
+);
+const QUICK = o.quick === true;
+const EMIT = o.emit === true;
 const TOPIC = "orders";
 const FAITHFUL_LIMIT = 20_000_000; // offsets PC's per-offset loop is timed over
 
@@ -313,7 +329,9 @@ function main(): void {
     console.log(table(result.rows));
     for (const [k, s] of Object.entries(result.seeds)) console.log(`\nrandom ${k}: ours ≤ PC on ${s.oursNotLarger} of ${s.seeds} seeds (largest difference ours − PC: ${s.worst} chars)`);
     for (const r of result.rows) if (r.pc.deflateStandInChars !== null && r.pc.chars > 250) console.log(`PC + zstd stand-in (deflate) on "${r.pattern}": ~${int(r.pc.deflateStandInChars)} chars`);
-    const file = arg("--out") ?? join(dirname(fileURLToPath(import.meta.url)), "results", "codec.json");
+    const results = join(dirname(fileURLToPath(import.meta.url)), "results");
+    const file = o.out ?? join(o.save ? results : join(results, "tmp"), "codec.json");
+    mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, JSON.stringify({ runs: [report] }, null, 1) + "\n");
     console.log(`\nwrote ${file}`);
   }

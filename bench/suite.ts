@@ -62,7 +62,7 @@ Every scenario for one row on this runtime; one line per result plus @@row JSON 
   --row ROW            ${ROWS.join(", ")}
   --quick              reduced sizes
   --only LIST          comma-separated scenarios: ${SCENARIOS.map((s) => s.name).join(", ")}
-                       (steady-64 is bench/micro.ts's: accepted, runs nothing here)
+                       (steady-64 and codec belong to micro.ts and codec.bench.ts: accepted, run nothing here)
   -h, --help           this text`,
   { row: { type: "string" }, quick: { type: "boolean" }, only: { type: "string" } },
 );
@@ -70,8 +70,8 @@ const row = o.row as Row;
 if (!ROWS.includes(row)) usageError("suite", `--row must be one of ${ROWS.join(", ")}; got ${JSON.stringify(o.row)}`);
 const quick = o.quick === true;
 const only = o.only?.split(",");
-// (steady-64 is bench/micro.ts's scenario: run.mjs passes the same --only to both)
-const unknown = only?.find((s) => s !== "steady-64" && !SCENARIOS.some((sc) => sc.name === s));
+// (steady-64 is bench/micro.ts's scenario and codec bench/codec.bench.ts's: run.mjs passes one --only to all)
+const unknown = only?.find((s) => s !== "steady-64" && s !== "codec" && !SCENARIOS.some((sc) => sc.name === s));
 if (unknown !== undefined) usageError("suite", `--only: unknown scenario ${JSON.stringify(unknown)}`);
 const rt = runtime();
 const mode = row === "wasm-batch" ? "batch" : "call";

@@ -26,9 +26,26 @@
  */
 import { bench, run } from "mitata";
 import { Tracker } from "../core/mod.ts";
-import { arg, runtimeName } from "./cli.ts";
+import { cli, runtimeName, usageError } from "./cli.ts";
 
-const FILTER = new RegExp(arg("--filter") ?? ".");
+const o = cli(
+  "unfinished_runs.bench",
+  `usage: node --import tsx bench/unfinished_runs.bench.ts [--filter REGEX]
+       (bun bench/unfinished_runs.bench.ts …, deno run -A bench/unfinished_runs.bench.ts …)
+
+One unfinishedRuns call per iteration on both engines (mitata). Prints tables; writes nothing.
+
+  --filter REGEX       rows to run (default all)
+  -h, --help           this text`,
+  { filter: { type: "string" } },
+);
+const FILTER = (() => {
+  try {
+    return new RegExp(o.filter ?? ".");
+  } catch {
+    return usageError("unfinished_runs.bench", `--filter must be a regular expression; got ${JSON.stringify(o.filter)}`);
+  }
+})();
 const runtime = runtimeName();
 const START = 1_000;
 

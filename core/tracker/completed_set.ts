@@ -63,7 +63,7 @@
  *
  * @example
  * ```ts
- * import { decodeCompletedSet, encodeCompletedSet } from "./completed_set.ts";
+ * import { decodeCompletedSet, encodeCompletedSet } from "offset-frontier/tracker";
  * // committed offset 100; 100 and 103..104 unfinished, 101..102 and 105..109 finished
  * const runs = new Float64Array([100, 1, 103, 2]);
  * const e = encodeCompletedSet("orders", 0, { base: 100, end: 110, runs, count: 2 });

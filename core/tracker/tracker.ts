@@ -362,7 +362,7 @@ export class Tracker {
    *
    * @example
    * ```ts
-   * import { Tracker } from "../mod.ts";
+   * import { Tracker } from "offset-frontier/tracker";
    * const t = new Tracker({ start: 100 });
    * const h = t.register([100, 101, 102, 105, 106, 107], 110);
    * t.complete(h + 1); // offset 101

@@ -20,6 +20,8 @@ const CLIS: Array<{ file: string; bad?: string[][] }> = [
   { file: "bench/floor.ts", bad: [["--rounds", "abc"]] },
   { file: "bench/engines.bench.ts" },
   { file: "bench/consumer.bench.ts", bad: [["--records"]] },
+  { file: "bench/codec.bench.ts" },
+  { file: "bench/unfinished_runs.bench.ts", bad: [["--filter", "("]] },
   { file: "demo/run.ts", bad: [["--runs", "abc"]] },
   { file: "demo/consumer.ts" },
   { file: "demo/report.ts", bad: [[]] },

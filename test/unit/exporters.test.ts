@@ -12,7 +12,7 @@ import {
   MetricReader,
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
-import { ParallelConsumer } from "../../core/mod.ts";
+import { type CommitOffset, type CommittedPosition, ParallelConsumer } from "../../core/mod.ts";
 import { registerPrometheus } from "../../adapters/prometheus.ts";
 import { registerOpenTelemetry } from "../../adapters/otel.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
@@ -119,6 +119,42 @@ describe("Prometheus exporter (prom-client)", () => {
     unregister();
     assert.deepEqual(registry.getMetricsAsArray(), [], "unregister removes every metric");
     await consumer.shutdown();
+  });
+
+  test("a handover: the claim read back and the records it let the next owner skip", async () => {
+    // First owner: offset 3 never finishes, 0..19 otherwise do; its commit at 3 carries the completed set.
+    const a = new MemoryClient();
+    const ca = new ParallelConsumer<Msg>(a, {
+      engine: "js",
+      ordering: "unordered",
+      handler: (m) => (m.offset === 3 ? new Promise(() => {}) : undefined),
+    });
+    await ca.start();
+    a.sink.assigned([{ topic: "t", partition: 0 }]);
+    a.deliver("t", 0, range(0, 20));
+    const last = (): CommitOffset | undefined => a.commits.at(-1)?.find((o) => o.partition === 0);
+    await until(() => a.committed.get("t/0") === 3 && last()?.metadata !== undefined, 2_000, "the first owner's commit");
+    const committed = last()!;
+    void ca.shutdown(10);
+    // Second owner, with the exporter.
+    const b = new MemoryClient();
+    const cb = new ParallelConsumer<Msg>(b, { engine: "js", ordering: "unordered", handler: () => {} });
+    const registry = new Registry();
+    const unregister = registerPrometheus(cb, { registry });
+    await cb.start();
+    let answer!: (p: readonly CommittedPosition[]) => void;
+    b.sink.assigned([{ topic: "t", partition: 0 }], new Promise((r) => (answer = r)));
+    answer([{ topic: "t", partition: 0, offset: committed.offset, metadata: committed.metadata }]);
+    await until(() => !b.paused.has("t/0"), 1_000, "released");
+    b.deliver("t", 0, range(3, 17), 20);
+    await until(() => cb.metrics().partitions[0]?.safe === 20, 1_000, "the second owner reaches 20");
+    const text = await registry.metrics();
+    assert.equal(sample(text, "offset_frontier_skipped_total"), cb.metrics().skipped);
+    assert.equal(sample(text, "offset_frontier_skipped_total"), 16, "4..19 were claimed finished");
+    assert.equal(sample(text, "offset_frontier_completed_total"), cb.metrics().completed);
+    assert.equal(sample(text, "offset_frontier_claims_total", 'topic="t",partition="0",outcome="used"'), 1);
+    unregister();
+    await cb.shutdown();
   });
 
   test("bad options are typed errors naming the value; a clash leaves nothing half-registered", async () => {
