@@ -390,7 +390,7 @@ function signature(list: ReadonlyArray<{ topic: string; partition: number; offse
  * @example
  * ```ts
  * import { Kafka } from "kafkajs";
- * import { createKafkaJSConsumer } from "./kafkajs.ts";
+ * import { createKafkaJSConsumer } from "offset-frontier/node";
  * const kafka = new Kafka({ brokers: ["127.0.0.1:9092"] });
  * const controller = new AbortController();
  * const consumer = createKafkaJSConsumer({

@@ -62,7 +62,7 @@ export class CommitTimeoutError extends OffsetFrontierError {}
  *
  * @example
  * ```ts
- * import { CommitScheduler, Frontier } from "../mod.ts";
+ * import { CommitScheduler, Frontier } from "offset-frontier";
  * const frontier = new Frontier({ engine: "js" });
  * const scheduler = new CommitScheduler(frontier, { send: async (offsets) => { console.log(offsets); } }, { mode: "eager" });
  * scheduler.start();

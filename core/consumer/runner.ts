@@ -130,7 +130,7 @@ function nonNegative(name: string, v: unknown, fallback: number): number {
  *
  * @example
  * ```ts
- * import { ParallelConsumer, type ConsumerClient } from "../mod.ts";
+ * import { ParallelConsumer, type ConsumerClient } from "offset-frontier";
  * declare const client: ConsumerClient<{ value: string }>;
  * const controller = new AbortController();
  * const consumer = new ParallelConsumer(client, {
