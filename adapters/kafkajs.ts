@@ -16,10 +16,14 @@
  *   the `COMMIT_OFFSETS` event for them (KafkaJS resolves `commitOffsets` without
  *   sending anything once the consumer stopped).
  * - `GROUP_JOIN` (its `memberAssignment`) starts a new assignment with fresh trackers
- *   and clears stale pauses (KafkaJS keeps pauses across rebalances); `REBALANCING`
- *   begins an orderly revoke (stop dispatching, drain within a bound, commit
- *   best-effort); a join without it (session expired) or a `CRASH` loses the
- *   partitions: never committed again.
+ *   and clears stale pauses (KafkaJS keeps pauses across rebalances), after reading the
+ *   partitions' committed offsets and metadata with the admin client (option `kafka`);
+ *   a rebalance begins an orderly revoke (stop dispatching, drain within a bound,
+ *   commit). Found by the heartbeat inside `eachBatch`, the revoke is awaited there, so
+ *   KafkaJS rejoins only after the drain's commit; found by KafkaJS itself
+ *   (`REBALANCING`), it rejoins at once and the drain's commit is best-effort. A join
+ *   without a revoke (session expired) or a `CRASH` loses the partitions: never
+ *   committed again.
  *
  * @module
  */
@@ -119,6 +123,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #closed = false;
   #running = false;
   #pendingAcks = new Set<PendingAck>();
+  #revoking: Promise<void> | undefined; // the orderly revoke of the current rebalance
   #removers: Array<() => void> = [];
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
@@ -193,7 +198,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     await c.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: ({ batch, resolveOffset }) => {
+      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
         const messages = batch.messages;
         const n = messages.length;
         const offsets = new Array<number>(n);
@@ -208,7 +213,16 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
         });
         // Moves only the fetch cursor (autoCommit is off). Not taken: fetched again later.
         if (taken) resolveOffset(last);
-        return Promise.resolve();
+        // KafkaJS heartbeats only once its interval passed, so this is usually a no-op. When it
+        // finds the group rebalancing, KafkaJS rejoins only after eachBatch settles: the revoke
+        // is awaited here (drain within the bound, commit in the old generation, which the
+        // broker still accepts while the group waits for this member's JoinGroup).
+        try {
+          await heartbeat();
+        } catch (error) {
+          if ((error as { type?: unknown }).type === "REBALANCE_IN_PROGRESS") await this.#revoke();
+          throw error;
+        }
       },
     });
   }
@@ -319,6 +333,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   }
 
   #onJoin(memberAssignment: Record<string, number[]>, groupId: string): void {
+    this.#revoking = undefined;
     const partitions: TopicPartition[] = [];
     for (const [topic, ps] of Object.entries(memberAssignment)) {
       for (const partition of ps) partitions.push({ topic, partition });
@@ -341,8 +356,15 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   }
 
   #onRebalancing(): void {
-    // Fire and forget: KafkaJS rejoins at once; the drain is bounded and its commit best-effort.
-    void this.#sink?.revoking().catch(() => {});
+    // Fire and forget unless eachBatch already awaited it: KafkaJS rejoins at once; the drain
+    // is bounded and its commit best-effort.
+    void this.#revoke();
+  }
+
+  /** One orderly revoke per rebalance, whether eachBatch or the REBALANCING event saw it first. */
+  #revoke(): Promise<void> {
+    this.#revoking ??= this.#sink?.revoking().catch(() => {}) ?? Promise.resolve();
+    return this.#revoking;
   }
 
   #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {

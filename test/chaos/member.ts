@@ -183,6 +183,7 @@ async function main(): Promise<void> {
     consumer.on(consumer.events.REBALANCING, () => event("R"));
     consumer.on(consumer.events.CRASH, (e) => event("X", e.payload.restart, oneLine(e.payload.error)));
     const started = consume({
+      kafka, // reads the completed sets back at each assignment
       consumer,
       topics: [cfg.topic],
       fromBeginning: true,
