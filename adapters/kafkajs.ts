@@ -124,6 +124,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #running = false;
   #pendingAcks = new Set<PendingAck>();
   #revoking: Promise<void> | undefined; // the orderly revoke of the current rebalance
+  #commitTail: Promise<void> = Promise.resolve(); // settles when the last commit handed to KafkaJS settled
   #removers: Array<() => void> = [];
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
@@ -246,18 +247,28 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   }
 
   async commit(offsets: readonly CommitOffset[]): Promise<void> {
-    if (this.#closed || !this.#running) throw new Error("the KafkaJS consumer is not running: nothing was committed");
-    for (const o of offsets) {
-      if (!this.#assignment.has(tpKey(o.topic, o.partition))) {
-        throw new Error(`refusing to commit ${o.topic}/${o.partition}: not in the current assignment`);
-      }
-    }
     const list = offsets.map((o) => ({
       topic: o.topic,
       partition: o.partition,
       offset: String(o.offset),
       ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
     }));
+    // KafkaJS retries a failed commit internally, so one the runner gave up on (timed out)
+    // may still land later, after a newer one, and move the committed offset back: each
+    // commit leaves only once the one before it settled in KafkaJS.
+    const before = this.#commitTail;
+    const run = before.then(() => this.#send(list));
+    this.#commitTail = run.then(() => {}, () => {});
+    await run;
+  }
+
+  async #send(list: Array<{ topic: string; partition: number; offset: string; metadata?: string }>): Promise<void> {
+    if (this.#closed || !this.#running) throw new Error("the KafkaJS consumer is not running: nothing was committed");
+    for (const o of list) {
+      if (!this.#assignment.has(tpKey(o.topic, o.partition))) {
+        throw new Error(`refusing to commit ${o.topic}/${o.partition}: not in the current assignment`);
+      }
+    }
     const pending: PendingAck = { signature: signature(list), acked: false };
     this.#pendingAcks.add(pending);
     try {
