@@ -66,6 +66,7 @@ export {
   type PauseEvent,
   type ResumeEvent,
   type RetryEvent,
+  type StallEvent,
 } from "./consumer/metrics.ts";
 export {
   backoffDelay,

@@ -27,6 +27,13 @@ export interface CommitOptions {
   /** A commit that has not answered after this long is treated as failed (uncertain). Default 10,000 ms. */
   timeoutMs?: number;
   /**
+   * When no commit has been acknowledged for this long while records kept finishing, no
+   * new record starts until one is (running records finish): while commits cannot land —
+   * a broker outage, a lost coordinator — what a crash would redo stays bounded. Default
+   * 2,000 ms in eager mode, 3 × `intervalMs` in interval mode; `Infinity` never holds.
+   */
+  stallMs?: number;
+  /**
    * Completed sets in the commit metadata (default on, budget 4,096 characters per
    * partition, the broker's `offset.metadata.max.bytes`): each commit says which records
    * above its offset are finished, so the next owner of the partition skips them.

@@ -420,7 +420,7 @@ export class Dispatcher<M> {
 
   /** Starts records while workers are free and some partition has a runnable record. */
   pump(): void {
-    if (this.#pumping || this.#halted) return; // a completion inside start() re-enters: the outer loop continues
+    if (this.#pumping || this.#halted || this.held) return; // a completion inside start() re-enters: the outer loop continues
     this.#pumping = true;
     try {
       const max = this.options.concurrency;
@@ -433,6 +433,12 @@ export class Dispatcher<M> {
       this.#pumping = false;
     }
   }
+
+  /**
+   * While set, no record starts (running ones finish): the runner holds dispatching while
+   * commits cannot land, so that what a crash would redo stays bounded. Pump after clearing.
+   */
+  held = false;
 
   /** Stops starting records (shutdown). */
   halt(): void {

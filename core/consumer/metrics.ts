@@ -54,6 +54,8 @@ export interface ConsumerMetrics {
   completed: number;
   /** Records delivered again that an earlier owner's commit had claimed finished: completed without running the handler. */
   skipped: number;
+  /** No record starts: no commit was acknowledged for `commit.stallMs` although records finished. */
+  stalled: boolean;
   /** Handler failures (each failed attempt counts). */
   failures: number;
   /** Retries scheduled. */
@@ -130,6 +132,14 @@ export interface ErrorEvent {
   offset?: number;
 }
 
+/** Payload of the `stall` event: dispatching was held (commits stopped landing) or released. */
+export interface StallEvent {
+  /** `true`: held from now on; `false`: released by an acknowledged commit. */
+  stalled: boolean;
+  /** Milliseconds since the last acknowledged commit. */
+  sinceMs: number;
+}
+
 /**
  * Payload of the `claim` event: at assignment, the partition's committed metadata was
  * read back. Either it verified as a completed set (`finished` records above `offset`
@@ -161,6 +171,7 @@ export interface ClaimEvent extends TopicPartition {
  * | `retry`      | a handler attempt failed and the record runs again after a delay     | {@link RetryEvent}: `topic`, `partition`, `offset`, `attempt`, `delayMs`, `error` |
  * | `deadLetter` | the dead-letter produce of a record was acknowledged (the record now counts as complete) | {@link DeadLetterEvent}: `topic`, `partition`, `offset`, `attempts`, `error` |
  * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |
+ * | `stall`      | no commit was acknowledged for `commit.stallMs` while records finished: no record starts until one is (or that hold ended) | {@link StallEvent}: `stalled`, `sinceMs` |
  * | `claim`      | at assignment, a partition's committed metadata was read back: used as a completed set, or ignored with the reason | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
  *
  * `error` kinds: `commit` (a commit failed or timed out: nothing moved, it is proposed
@@ -186,6 +197,8 @@ export interface ConsumerEvents {
   error: ErrorEvent;
   /** A partition's committed metadata was read back at assignment (used or ignored). */
   claim: ClaimEvent;
+  /** Dispatching was held because commits stopped landing, or released. */
+  stall: StallEvent;
 }
 
 /** A listener of one event. */

@@ -160,6 +160,10 @@ export class ParallelConsumer<M> {
   readonly #keyOf: ((message: M) => string | undefined) | undefined;
   readonly #signal: AbortSignal | undefined;
   readonly #completedSets: boolean;
+  readonly #stallMs: number;
+  #stallTimer: ReturnType<typeof setInterval> | undefined;
+  #lastAckAt = 0; // Date.now() of the last acknowledged commit (or the start)
+  #completedAtAck = 0; // #completed + #skipped then
   #state: ConsumerState = "created";
   #orderly = false; // an orderly revoke began and no new assignment came yet
   #shutdown: Promise<void> | undefined;
@@ -203,6 +207,8 @@ export class ParallelConsumer<M> {
       ...(completedSet !== undefined ? { completedSet } : {}),
     });
     this.#completedSets = completedSet !== false;
+    const mode = options.commit?.mode ?? "eager";
+    this.#stallMs = nonNegative("commit.stallMs", options.commit?.stallMs, mode === "interval" ? 3 * (options.commit?.intervalMs ?? 1_000) : 2_000);
     this.#dispatcher = new Dispatcher<M>(options, {
       start: (w) => this.#start(w),
       pause: (lane, reason) => {
@@ -277,6 +283,11 @@ export class ParallelConsumer<M> {
       failed: (error) => this.#failed(error),
     };
     this.#scheduler.start();
+    this.#lastAckAt = Date.now();
+    if (this.#stallMs !== Infinity) {
+      this.#stallTimer = setInterval(() => this.#checkStall(), Math.max(50, Math.min(1_000, this.#stallMs / 4)));
+      (this.#stallTimer as { unref?: () => void }).unref?.();
+    }
     try {
       await this.#client.start(sink);
     } catch (error) {
@@ -340,6 +351,7 @@ export class ParallelConsumer<M> {
         this.#events.emit("error", { kind: "commit", error });
       }
     }
+    clearInterval(this.#stallTimer);
     this.#frontier.close();
     try {
       await this.#client.close();
@@ -383,6 +395,7 @@ export class ParallelConsumer<M> {
       retained: partitions.reduce((n, p) => n + p.retained, 0),
       completed: this.#completed,
       skipped: this.#skipped,
+      stalled: this.#dispatcher.held,
       failures: this.#failures,
       retries: this.#retries,
       deadLettered: this.#deadLettered,
@@ -540,6 +553,7 @@ export class ParallelConsumer<M> {
   #failed(error: unknown): void {
     if (this.#state === "stopped" || this.#state === "failed") return;
     this.#state = "failed";
+    clearInterval(this.#stallTimer);
     this.#events.emit("error", { kind: "client", error });
     this.#scheduler.halt();
     this.#dispatcher.halt();
@@ -774,7 +788,23 @@ export class ParallelConsumer<M> {
     });
   }
 
+  /** Holds dispatching while no commit was acknowledged for `stallMs` although records finished; releases after an acknowledgement. */
+  #checkStall(): void {
+    const d = this.#dispatcher;
+    const stalled = this.#live() && this.#completed + this.#skipped > this.#completedAtAck &&
+      Date.now() - this.#lastAckAt > this.#stallMs;
+    if (stalled === d.held) return;
+    d.held = stalled;
+    if (this.#events.has("stall")) {
+      this.#events.emit("stall", { stalled, sinceMs: Date.now() - this.#lastAckAt });
+    }
+    if (!stalled) d.pump();
+  }
+
   #committed(offsets: readonly CommitOffset[], latencyMs: number): void {
+    this.#lastAckAt = Date.now();
+    this.#completedAtAck = this.#completed + this.#skipped;
+    if (this.#dispatcher.held) this.#checkStall();
     this.#commits++;
     this.#lastCommitMs = latencyMs;
     if (this.#maxCommitMs === undefined || latencyMs > this.#maxCommitMs) this.#maxCommitMs = latencyMs;

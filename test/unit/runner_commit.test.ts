@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type CommitOffset, CommitScheduler, CommitTimeoutError, Frontier, ParallelConsumer } from "../../core/mod.ts";
-import { MemoryClient, range, sleep, until } from "./runner_client.ts";
+import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 function deferred(): { promise: Promise<void>; resolve(): void; reject(e: unknown): void } {
   let resolve!: () => void, reject!: (e: unknown) => void;
@@ -130,5 +130,40 @@ describe("commit scheduler", () => {
       const seq = client.commits.flat().filter((o) => o.partition === p).map((o) => o.offset);
       assert.deepEqual(seq, [...seq].sort((a, b) => a - b));
     }
+  });
+
+  test("commits that stop landing hold dispatching after commit.stallMs; an acknowledged commit releases it", async () => {
+    const client = new MemoryClient();
+    let failing = true;
+    client.commitImpl = () => (failing ? Promise.reject(new Error("broker down")) : Promise.resolve());
+    const ran: number[] = [];
+    const stalls: boolean[] = [];
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "partition",
+      commit: { stallMs: 150, intervalMs: 20 },
+      handler: async (m) => {
+        ran.push(m.offset);
+        await sleep(10);
+      },
+      on: { stall: (e) => stalls.push(e.stalled) },
+    });
+    await c.start();
+    client.sink.assigned([{ topic: "t", partition: 0 }]);
+    client.deliver("t", 0, range(0, 1000));
+    await until(() => c.metrics().stalled, 2_000, "held");
+    const at = ran.length;
+    await sleep(200);
+    assert.ok(ran.length <= at + 1, `no new record starts while held (${at} → ${ran.length})`);
+    assert.ok(at < 60, `held within about stallMs of work (${at} records)`);
+    failing = false;
+    await until(() => !c.metrics().stalled && ran.length > at + 5, 3_000, "released");
+    assert.deepEqual(stalls.slice(0, 2), [true, false]);
+    await c.shutdown(50);
+  });
+
+  test("commit.stallMs: Infinity never holds; a bad value is a typed error", () => {
+    const client = new MemoryClient();
+    assert.throws(() => new ParallelConsumer<Msg>(client, { handler: () => {}, commit: { stallMs: -1 } }), /commit\.stallMs.*-1/);
   });
 });
