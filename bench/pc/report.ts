@@ -118,7 +118,7 @@ function tickLabel(v: number, unit: Row["unit"]): string {
 /** One panel: horizontal bars, two per row, on a shared log axis. */
 function panel(title: string, rows: readonly Row[], x0: number, y0: number, width: number): { svg: string; height: number } {
   const unit = rows[0].unit;
-  const labelW = 200, valueW = 190, barH = 13, rowGap = 12, top = 40;
+  const labelW = 200, valueW = 270, barH = 13, rowGap = 12, top = 40;
   const plotW = width - labelW - valueW;
   const all = rows.flatMap((r) => [...r.runs.java, ...r.runs.node]).filter((v): v is number => v !== null && v > 0);
   const lo = 10 ** Math.floor(Math.log10(Math.min(...all) * 0.9));
@@ -159,14 +159,19 @@ function panel(title: string, rows: readonly Row[], x0: number, y0: number, widt
 }
 
 /** The whole chart: a header line, a legend, then the example panel and the no-op panel. */
-export function svg(rows: readonly Row[], header: string, subheader: string): string {
-  const W = 980;
+export function svg(
+  rows: readonly Row[],
+  header: string,
+  subheader: string,
+  sizes: { example: number; noop: number; noopPartitions: number },
+): string {
+  const W = 1080;
   const parts: string[] = [];
   const body: string[] = [];
   let y = 70;
   const groups: Array<[Row["group"], string]> = [
-    ["example", "PC's published example: 10,000 records, 0–5 ms work, concurrency 100, 1 partition — seconds (lower is better)"],
-    ["noop", "No-op handler: records/s, first → last record, 3 partitions (higher is better)"],
+    ["example", `PC's published example: ${sizes.example.toLocaleString("en-US")} records, 0–5 ms work, concurrency 100, 1 partition — seconds (lower is better)`],
+    ["noop", `No-op handler: records/s, first → last record, ${sizes.noop.toLocaleString("en-US")} records on ${sizes.noopPartitions} partitions (higher is better)`],
   ];
   for (const [g, title] of groups) {
     const rs = rows.filter((r) => r.group === g && [...r.runs.java, ...r.runs.node].some((v) => v !== null && v > 0));
@@ -189,9 +194,9 @@ export function svg(rows: readonly Row[], header: string, subheader: string): st
   let lx = 10;
   for (const [c, t] of legend) {
     parts.push(`<rect x="${lx}" y="46" width="12" height="12" fill="${c}"/><text x="${lx + 16}" y="56" class="l">${esc(t)}</text>`);
-    lx += 30 + t.length * 6.2;
+    lx += 28 + t.length * 5.9;
   }
-  parts.push(`<text x="${lx}" y="56" class="s">bar = median, whisker = min–max, log scale</text>`);
+  parts.push(`<text x="${lx + 10}" y="56" class="s">bar = median, whisker = min–max, log scale</text>`);
   parts.push(...body, "</svg>");
   return parts.join("\n") + "\n";
 }

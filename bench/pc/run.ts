@@ -386,7 +386,7 @@ const base = QUICK ? "quick.pc" : "pc";
 writeFileSync(join(dir, `${base}.json`), JSON.stringify(out, null, 2) + "\n");
 const header = `Parallel Consumer ${versions.parallelConsumer ?? "?"} vs offset-frontier ${pkg.version}${QUICK ? " (quick run)" : ""}, ${ROUNDS} round(s), one broker`;
 const sub = `${machine.cpus} × ${machine.model}; Java ${versions.java}, kafka-clients ${versions.kafkaClients}; Node ${versions.node}, KafkaJS ${versions.kafkajs}; ${versions.broker}; load ${loadBefore[0]} → ${loadAfter[0]}; ${out.date.slice(0, 10)}`;
-writeFileSync(join(dir, `${base}.svg`), svg(rows, header, sub));
+writeFileSync(join(dir, `${base}.svg`), svg(rows, header, sub, { example: EXAMPLE.records, noop: NOOP.records, noopPartitions: NOOP.partitions }));
 
 console.log(`\n${header}\n${sub}\n`);
 console.log(table(rows));
