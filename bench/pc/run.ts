@@ -10,7 +10,10 @@
  *    offset equals the end offset (this process polls it with a KafkaJS admin every 50 ms).
  * 2. No-op handler, 300,000 keyed records (10,000 keys) on 3 partitions, unordered and key:
  *    records/s from the first record to the last; plus a plain Java KafkaConsumer loop and
- *    plain KafkaJS eachBatch on the same topic (no commits) as the clients' floors.
+ *    plain KafkaJS eachBatch on the same topic (no commits) as the clients' floors. Each
+ *    process reads the topic twice, in two groups one after the other: "cold" (a fresh
+ *    process: JIT warm-up inside the window, which weighs more on a 1-second run than on a
+ *    10-second one) and "warm" (the second pass).
  *
  * Both sides run with their defaults except what a scenario names (ordering; concurrency 100
  * in the example): ours commits every 1,000 ms, PC every 5,000 ms
@@ -70,7 +73,7 @@ function bad(msg: string): never {
 
 const { rounds: ROUNDS, quick: QUICK } = parseArgs(process.argv.slice(2));
 const EXAMPLE = { records: QUICK ? 2_000 : 10_000, keys: 1_000, concurrency: 100, workMs: 5 };
-const NOOP = { records: QUICK ? 30_000 : 300_000, keys: 10_000, partitions: 3 };
+const NOOP = { records: QUICK ? 30_000 : 300_000, keys: 10_000, partitions: 3, passes: 2 };
 const ORDERINGS = ["unordered", "key", "partition"] as const;
 const NOOP_ORDERINGS = ["unordered", "key"] as const;
 const RUN_TIMEOUT_MS = 300_000;
@@ -131,8 +134,9 @@ async function measure(
   what: string,
   cmd: string,
   args: string[],
+  passes: number,
   commit: { admin: Admin; groupId: string; topic: string; ends: Map<number, string> } | null,
-): Promise<Outcome> {
+): Promise<Outcome[]> {
   const child = spawn(cmd, args, { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => {
@@ -157,9 +161,9 @@ async function measure(
     })
   );
   const deadline = Date.now() + RUN_TIMEOUT_MS;
-  const waitEvent = async (name: string): Promise<Event> => {
+  const waitEvent = async (name: string, pass?: number): Promise<Event> => {
     for (;;) {
-      const e = events.find((x) => x.event === name);
+      const e = events.find((x) => x.event === name && (pass === undefined || x.pass === pass));
       if (e) return e;
       if (exited) throw new Error(`${what}: exited (${JSON.stringify(exited)}) before "${name}"\n${stderr.slice(-4000)}`);
       if (Date.now() > deadline) throw new Error(`${what}: no "${name}" within ${RUN_TIMEOUT_MS} ms\n${stderr.slice(-4000)}`);
@@ -174,7 +178,8 @@ async function measure(
   try {
     const ready = await waitEvent("ready");
     runVersions[cmd === process.execPath ? "node" : "java"] = ready;
-    const done = await waitEvent("done");
+    const dones: Event[] = [];
+    for (let p = 1; p <= passes; p++) dones.push(await waitEvent("done", p));
     let committedAt: number | null = null;
     if (commit) {
       committedAt = await Promise.race([committed, sleep(COMMIT_TIMEOUT_MS).then(() => null)]);
@@ -183,15 +188,18 @@ async function measure(
     child.stdin.end("close\n");
     await waitEvent("closed");
     await exit;
-    const first = Number(done.firstEpochMs);
-    return {
-      seconds: Number(done.seconds),
-      firstEpochMs: first,
-      lastEpochMs: Number(done.lastEpochMs),
-      committedSeconds: committedAt === null ? null : (committedAt - first) / 1000,
-      count: Number(done.count),
-      firstBatch: Number(done.firstBatch),
-    };
+    return dones.map((done, i) => {
+      const first = Number(done.firstEpochMs);
+      return {
+        seconds: Number(done.seconds),
+        firstEpochMs: first,
+        lastEpochMs: Number(done.lastEpochMs),
+        // the commit watch follows pass 1's group
+        committedSeconds: committedAt === null || i > 0 ? null : (committedAt - first) / 1000,
+        count: Number(done.count),
+        firstBatch: Number(done.firstBatch),
+      };
+    });
   } finally {
     stop.stopped = true;
     if (!exited) child.kill("SIGKILL");
@@ -201,7 +209,7 @@ async function measure(
 /** The `ready` events of each side (versions, PC's defaults), the last seen. */
 const runVersions: Record<Side, Event | undefined> = { java: undefined, node: undefined };
 
-function javaArgs(j: JavaSide, side: "pc" | "plain", brokers: string, topic: string, groupId: string, n: number, ordering: string, conc: number, workMs: number): string[] {
+function javaArgs(j: JavaSide, side: "pc" | "plain", brokers: string, topic: string, groupId: string, n: number, ordering: string, conc: number, workMs: number, passes: number): string[] {
   return [
     "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
     "-cp",
@@ -215,11 +223,12 @@ function javaArgs(j: JavaSide, side: "pc" | "plain", brokers: string, topic: str
     ordering,
     String(conc),
     String(workMs),
+    String(passes),
   ];
 }
 
-function nodeArgs(side: "ours" | "plain", brokers: string, topic: string, groupId: string, n: number, ordering: string, conc: number, workMs: number): string[] {
-  return ["--import", "tsx", join(HERE, "ours.ts"), side, brokers, topic, groupId, String(n), ordering, String(conc), String(workMs)];
+function nodeArgs(side: "ours" | "plain", brokers: string, topic: string, groupId: string, n: number, ordering: string, conc: number, workMs: number, passes: number): string[] {
+  return ["--import", "tsx", join(HERE, "ours.ts"), side, brokers, topic, groupId, String(n), ordering, String(conc), String(workMs), String(passes)];
 }
 
 function git(...args: string[]): string | null {
@@ -271,9 +280,9 @@ await withBroker(async (brokers) => {
           const what = `round ${round} example ${o} ${side === "java" ? "PC" : "ours"}`;
           try {
             const args = side === "java"
-              ? javaArgs(javaSide, "pc", brokers, exampleTopic, g, EXAMPLE.records, o, EXAMPLE.concurrency, EXAMPLE.workMs)
-              : nodeArgs("ours", brokers, exampleTopic, g, EXAMPLE.records, o, EXAMPLE.concurrency, EXAMPLE.workMs);
-            const r = await measure(what, side === "java" ? javaSide.java : process.execPath, args, { admin, groupId: g, topic: exampleTopic, ends: exampleEnds });
+              ? javaArgs(javaSide, "pc", brokers, exampleTopic, g, EXAMPLE.records, o, EXAMPLE.concurrency, EXAMPLE.workMs, 1)
+              : nodeArgs("ours", brokers, exampleTopic, g, EXAMPLE.records, o, EXAMPLE.concurrency, EXAMPLE.workMs, 1);
+            const [r] = await measure(what, side === "java" ? javaSide.java : process.execPath, args, 1, { admin, groupId: `${g}-p1`, topic: exampleTopic, ends: exampleEnds });
             last.runs[side].push(r.seconds);
             com.runs[side].push(r.committedSeconds);
             log(`  ${what}: ${r.seconds.toFixed(3)} s first → last, ${r.committedSeconds?.toFixed(3) ?? "—"} s first → committed`);
@@ -284,37 +293,51 @@ await withBroker(async (brokers) => {
           }
         }
       }
-      // 2. no-op throughput: PC then ours per ordering, then the plain clients
+      // 2. no-op throughput, two passes per process (cold, then JIT-warm): PC then ours per
+      // ordering, then the plain clients
       type ArgsOf = (groupId: string) => string[];
+      const P = NOOP.passes;
       const noopRuns: Array<{ id: string; label: string; names: Record<Side, string>; java: ArgsOf; node: ArgsOf }> = [
         ...NOOP_ORDERINGS.map((o) => ({
           id: `noop-${o}`,
           label: o,
           names: { java: "PC", node: "ours" },
-          java: (g: string) => javaArgs(javaSide, "pc", brokers, noopTopic, g, NOOP.records, o, 0, 0),
-          node: (g: string) => nodeArgs("ours", brokers, noopTopic, g, NOOP.records, o, 0, 0),
+          java: (g: string) => javaArgs(javaSide, "pc", brokers, noopTopic, g, NOOP.records, o, 0, 0, P),
+          node: (g: string) => nodeArgs("ours", brokers, noopTopic, g, NOOP.records, o, 0, 0, P),
         })),
         {
           id: "noop-plain",
           label: "plain client, no commits",
           names: { java: "plain Java", node: "plain KafkaJS" },
-          java: (g: string) => javaArgs(javaSide, "plain", brokers, noopTopic, g, NOOP.records, "none", 0, 0),
-          node: (g: string) => nodeArgs("plain", brokers, noopTopic, g, NOOP.records, "none", 0, 0),
+          java: (g: string) => javaArgs(javaSide, "plain", brokers, noopTopic, g, NOOP.records, "none", 0, 0, P),
+          node: (g: string) => nodeArgs("plain", brokers, noopTopic, g, NOOP.records, "none", 0, 0, P),
         },
       ];
+      const passName = (p: number): string => (p === 1 ? "cold" : p === 2 ? "warm" : `warm ${p}`);
       for (const spec of noopRuns) {
-        const row = rowOf(spec.id, () => ({ id: spec.id, group: "noop", label: spec.label, unit: "rec/s", names: spec.names, runs: { java: [], node: [] } }));
+        const byPass = Array.from({ length: P }, (_, i) =>
+          rowOf(`${spec.id}-${passName(i + 1).replace(" ", "")}`, () => ({
+            id: `${spec.id}-${passName(i + 1).replace(" ", "")}`,
+            group: "noop",
+            label: `${spec.label}, ${passName(i + 1)}`,
+            unit: "rec/s",
+            names: spec.names,
+            runs: { java: [], node: [] },
+          })));
         for (const side of ["java", "node"] as const) {
           const args = spec[side](group(`${spec.id}-${side}`));
           const what = `round ${round} no-op ${spec.label} ${spec.names[side]}`;
           try {
-            const r = await measure(what, side === "java" ? javaSide.java : process.execPath, args, null);
-            // The records that came with the first delivery took no time inside the window.
-            const rate = (NOOP.records - r.firstBatch) / r.seconds;
-            row.runs[side].push(rate);
-            log(`  ${what}: ${Math.round(rate).toLocaleString("en-US")} rec/s (${r.seconds.toFixed(3)} s; first delivery ${r.firstBatch} records)`);
+            const rs = await measure(what, side === "java" ? javaSide.java : process.execPath, args, P, null);
+            const text = rs.map((r, i) => {
+              // The records that came with the first delivery took no time inside the window.
+              const rate = (NOOP.records - r.firstBatch) / r.seconds;
+              byPass[i].runs[side].push(rate);
+              return `${passName(i + 1)} ${Math.round(rate).toLocaleString("en-US")} rec/s (${r.seconds.toFixed(3)} s, first delivery ${r.firstBatch})`;
+            });
+            log(`  ${what}: ${text.join("; ")}`);
           } catch (e) {
-            row.runs[side].push(null);
+            for (const row of byPass) row.runs[side].push(null);
             log(`  ${what}: FAILED ${e instanceof Error ? e.message : e}`);
           }
         }
@@ -375,6 +398,7 @@ const out = {
     plain: "Java KafkaConsumer poll(100 ms) loop and KafkaJS eachBatch, both counting records, auto-commit off, no commits",
     rate: "(records − records delivered with the first one) ÷ (first record started → last record finished); the subtrahend is 1 where a handler runs per record (PC, ours) and the first batch or poll for the plain loops",
     measured: "each run a fresh process; first record started → last record finished (monotonic clock of that process); first → committed: until this driver's KafkaJS admin, polling every 50 ms, saw committed = end offset (epoch clocks of the same machine)",
+    passes: "no-op runs: each process reads the topic twice (pass 1 'cold' in a fresh process, pass 2 'warm' with a new consumer in a new group after pass 1's consumer closed); the example: one pass, a fresh process",
     order: "per round: example unordered, key, partition, then no-op unordered, key, plain; PC (or plain Java) first, then ours (or plain KafkaJS)",
   },
   rows: summaries,

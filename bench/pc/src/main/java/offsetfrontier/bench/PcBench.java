@@ -24,7 +24,7 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * The Java side of {@code npm run bench:pc} (driven by bench/pc/run.ts, one process per measured run).
  *
  * <pre>
- *   java -cp CLASSPATH offsetfrontier.bench.PcBench pc|plain BROKERS TOPIC GROUP RECORDS ORDERING CONCURRENCY WORK_MS
+ *   java -cp CLASSPATH offsetfrontier.bench.PcBench pc|plain BROKERS TOPIC GROUP RECORDS ORDERING CONCURRENCY WORK_MS PASSES
  * </pre>
  *
  * <ul>
@@ -35,11 +35,15 @@ import org.apache.kafka.common.utils.AppInfoParser;
  *       (auto-commit off, no commits: the client's floor). ORDERING and CONCURRENCY are ignored.</li>
  * </ul>
  *
- * Protocol (one JSON object per stdout line): {@code ready} once the consumer is created,
- * {@code done} when RECORDS records have finished (first record started, last finished: epoch ms
- * for the driver's committed-offset clock, and a monotonic duration), then the process waits for
- * a line on stdin, closes the consumer, prints {@code closed} and exits 0. Any failure: a message
- * on stderr and exit 1.
+ * PASSES: how many times the topic is read from the start, each pass by a new consumer in a new
+ * group ({@code GROUP-p1}, {@code GROUP-p2}, …), the previous one closed first: pass 1 is a cold
+ * process, later passes run with the JIT warmed by it.
+ *
+ * Protocol (one JSON object per stdout line): {@code ready} once the first consumer is created,
+ * {@code done} per pass when RECORDS records have finished (first record started, last finished:
+ * epoch ms for the driver's committed-offset clock, and a monotonic duration); after the last
+ * pass the process waits for a line on stdin, closes the consumer, prints {@code closed} and
+ * exits 0. Any failure: a message on stderr and exit 1.
  */
 public final class PcBench {
   private PcBench() {}
@@ -94,11 +98,11 @@ public final class PcBench {
       }
     }
 
-    String doneJson() {
+    String doneJson(int pass) {
       double seconds = (lastNanos - firstNanos.get()) / 1e9;
       return String.format(
-          "{\"event\":\"done\",\"count\":%d,\"firstBatch\":%d,\"firstEpochMs\":%.3f,\"lastEpochMs\":%.3f,\"seconds\":%.6f}",
-          count.get(), firstBatch, firstEpochMs, lastEpochMs, seconds);
+          "{\"event\":\"done\",\"pass\":%d,\"count\":%d,\"firstBatch\":%d,\"firstEpochMs\":%.3f,\"lastEpochMs\":%.3f,\"seconds\":%.6f}",
+          pass, count.get(), firstBatch, firstEpochMs, lastEpochMs, seconds);
     }
   }
 
@@ -145,8 +149,9 @@ public final class PcBench {
     in.readLine(); // any line, or EOF when the driver went away
   }
 
-  static void runPc(String brokers, String topic, String group, long records, String ordering, int concurrency, double workMs)
-      throws Exception {
+  /** One pass; the last one waits for the driver's close line before closing. */
+  static void runPc(String brokers, String topic, String group, long records, String ordering, int concurrency, double workMs,
+      int pass, boolean last) throws Exception {
     KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerProps(brokers, group, true));
     ParallelConsumerOptions.ParallelConsumerOptionsBuilder<String, String> b =
         ParallelConsumerOptions.<String, String>builder()
@@ -154,7 +159,7 @@ public final class PcBench {
             .ordering(ProcessingOrder.valueOf(ordering.toUpperCase()));
     if (concurrency > 0) b.maxConcurrency(concurrency);
     ParallelStreamProcessor<String, String> pc = ParallelStreamProcessor.createEosStreamProcessor(b.build());
-    emit(versionsJson());
+    if (pass == 1) emit(versionsJson());
     Counter c = new Counter(records);
     long workNanosMax = (long) (workMs * 1e6);
     pc.subscribe(List.of(topic));
@@ -169,15 +174,16 @@ public final class PcBench {
       c.finished(ctx.size());
     });
     c.done.await();
-    emit(c.doneJson());
-    awaitCloseLine();
+    emit(c.doneJson(pass));
+    if (last) awaitCloseLine();
     long t0 = System.nanoTime();
     pc.close();
-    emit(String.format("{\"event\":\"closed\",\"count\":%d,\"closeSeconds\":%.3f}", c.count.get(), (System.nanoTime() - t0) / 1e9));
+    if (last) emit(String.format("{\"event\":\"closed\",\"count\":%d,\"closeSeconds\":%.3f}", c.count.get(), (System.nanoTime() - t0) / 1e9));
   }
 
-  static void runPlain(String brokers, String topic, String group, long records) throws Exception {
-    emit(versionsJson());
+  /** One pass of the plain loop; the last one waits for the driver's close line. */
+  static void runPlain(String brokers, String topic, String group, long records, int pass, boolean last) throws Exception {
+    if (pass == 1) emit(versionsJson());
     Counter c = new Counter(records);
     try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerProps(brokers, group, false))) {
       consumer.subscribe(List.of(topic));
@@ -187,15 +193,15 @@ public final class PcBench {
         c.started(polled.count());
         c.finished(polled.count());
       }
-      emit(c.doneJson());
-      awaitCloseLine();
+      emit(c.doneJson(pass));
+      if (last) awaitCloseLine();
     }
-    emit(String.format("{\"event\":\"closed\",\"count\":%d,\"closeSeconds\":0}", c.count.get()));
+    if (last) emit(String.format("{\"event\":\"closed\",\"count\":%d,\"closeSeconds\":0}", c.count.get()));
   }
 
   public static void main(String[] args) {
-    if (args.length != 8) {
-      System.err.println("usage: PcBench pc|plain BROKERS TOPIC GROUP RECORDS ORDERING CONCURRENCY WORK_MS");
+    if (args.length != 9) {
+      System.err.println("usage: PcBench pc|plain BROKERS TOPIC GROUP RECORDS ORDERING CONCURRENCY WORK_MS PASSES");
       System.exit(2);
     }
     try {
@@ -203,9 +209,14 @@ public final class PcBench {
       long records = Long.parseLong(args[4]);
       int concurrency = Integer.parseInt(args[6]);
       double workMs = Double.parseDouble(args[7]);
-      if (side.equals("pc")) runPc(args[1], args[2], args[3], records, args[5], concurrency, workMs);
-      else if (side.equals("plain")) runPlain(args[1], args[2], args[3], records);
-      else throw new IllegalArgumentException("side must be pc or plain; got " + side);
+      int passes = Integer.parseInt(args[8]);
+      if (!side.equals("pc") && !side.equals("plain")) throw new IllegalArgumentException("side must be pc or plain; got " + side);
+      if (passes < 1) throw new IllegalArgumentException("PASSES must be at least 1; got " + passes);
+      for (int pass = 1; pass <= passes; pass++) {
+        String group = args[3] + "-p" + pass;
+        if (side.equals("pc")) runPc(args[1], args[2], group, records, args[5], concurrency, workMs, pass, pass == passes);
+        else runPlain(args[1], args[2], group, records, pass, pass == passes);
+      }
       System.exit(0);
     } catch (Throwable e) {
       e.printStackTrace();
