@@ -37,6 +37,11 @@ if (!["ours", "plain"].includes(side) || !brokers || !topic || !groupId || !(rec
 const epochMs = (): number => performance.timeOrigin + performance.now();
 const emit = (o: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(o)}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** CPU seconds (user + system) of this whole process, every thread (libuv pool, GC, JIT). */
+const cpu = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 
 const kafkajsVersion = (createRequire(import.meta.url)("kafkajs/package.json") as { version: string }).version;
 const kafka = new Kafka({ clientId: `bench-${side}`, brokers: brokers.split(","), logLevel: logLevel.ERROR });
@@ -58,21 +63,23 @@ class Counter {
   firstEpoch = 0;
   lastNanos = 0;
   lastEpoch = 0;
+  firstCpu = 0;
+  lastCpu = 0;
   #resolve!: () => void;
   readonly done = new Promise<void>((r) => (this.#resolve = r));
   started(batch: number): void {
-    if (this.firstEpoch === 0) (this.firstNanos = performance.now()), (this.firstEpoch = epochMs()), (this.firstBatch = batch);
+    if (this.firstEpoch === 0) (this.firstNanos = performance.now()), (this.firstEpoch = epochMs()), (this.firstBatch = batch), (this.firstCpu = cpu());
   }
   finished(n: number): void {
     this.count += n;
     if (this.count >= records && this.lastEpoch === 0) {
-      (this.lastNanos = performance.now()), (this.lastEpoch = epochMs());
+      (this.lastNanos = performance.now()), (this.lastEpoch = epochMs()), (this.lastCpu = cpu());
       this.#resolve();
     }
   }
   doneEvent(pass: number): Record<string, unknown> {
     const { count, firstBatch } = this;
-    return { event: "done", pass, count, firstBatch, firstEpochMs: this.firstEpoch, lastEpochMs: this.lastEpoch, seconds: (this.lastNanos - this.firstNanos) / 1000 };
+    return { event: "done", pass, count, firstBatch, firstEpochMs: this.firstEpoch, lastEpochMs: this.lastEpoch, seconds: (this.lastNanos - this.firstNanos) / 1000, cpuSeconds: this.lastCpu - this.firstCpu };
   }
 }
 

@@ -99,6 +99,8 @@ interface Outcome {
   count: number;
   /** Records delivered together with the first one (1 where a handler runs per record). */
   firstBatch: number;
+  /** CPU seconds the whole process used over the same window. */
+  cpuSeconds: number;
 }
 
 interface Event {
@@ -198,6 +200,7 @@ async function measure(
         committedSeconds: committedAt === null || i > 0 ? null : (committedAt - first) / 1000,
         count: Number(done.count),
         firstBatch: Number(done.firstBatch),
+        cpuSeconds: Number(done.cpuSeconds),
       };
     });
   } finally {
@@ -315,15 +318,19 @@ await withBroker(async (brokers) => {
       ];
       const passName = (p: number): string => (p === 1 ? "cold" : p === 2 ? "warm" : `warm ${p}`);
       for (const spec of noopRuns) {
-        const byPass = Array.from({ length: P }, (_, i) =>
-          rowOf(`${spec.id}-${passName(i + 1).replace(" ", "")}`, () => ({
-            id: `${spec.id}-${passName(i + 1).replace(" ", "")}`,
-            group: "noop",
+        const rowFor = (i: number, cpuRow: boolean): Row => {
+          const id = `${spec.id}-${passName(i + 1).replace(" ", "")}${cpuRow ? "-cpu" : ""}`;
+          return rowOf(id, () => ({
+            id,
+            group: cpuRow ? "noop-cpu" : "noop",
             label: `${spec.label}, ${passName(i + 1)}`,
-            unit: "rec/s",
+            unit: cpuRow ? "rec/CPU-s" : "rec/s",
             names: spec.names,
             runs: { java: [], node: [] },
-          })));
+          }));
+        };
+        const byPass = Array.from({ length: P }, (_, i) => rowFor(i, false));
+        const byPassCpu = Array.from({ length: P }, (_, i) => rowFor(i, true));
         for (const side of ["java", "node"] as const) {
           const args = spec[side](group(`${spec.id}-${side}`));
           const what = `round ${round} no-op ${spec.label} ${spec.names[side]}`;
@@ -332,12 +339,14 @@ await withBroker(async (brokers) => {
             const text = rs.map((r, i) => {
               // The records that came with the first delivery took no time inside the window.
               const rate = (NOOP.records - r.firstBatch) / r.seconds;
+              const perCpu = (NOOP.records - r.firstBatch) / r.cpuSeconds;
               byPass[i].runs[side].push(rate);
-              return `${passName(i + 1)} ${Math.round(rate).toLocaleString("en-US")} rec/s (${r.seconds.toFixed(3)} s, first delivery ${r.firstBatch})`;
+              byPassCpu[i].runs[side].push(perCpu);
+              return `${passName(i + 1)} ${Math.round(rate).toLocaleString("en-US")} rec/s, ${Math.round(perCpu).toLocaleString("en-US")} rec/CPU-s (${r.seconds.toFixed(3)} s, ${r.cpuSeconds.toFixed(3)} CPU-s, first delivery ${r.firstBatch})`;
             });
             log(`  ${what}: ${text.join("; ")}`);
           } catch (e) {
-            for (const row of byPass) row.runs[side].push(null);
+            for (const row of [...byPass, ...byPassCpu]) row.runs[side].push(null);
             log(`  ${what}: FAILED ${e instanceof Error ? e.message : e}`);
           }
         }
@@ -396,6 +405,7 @@ const out = {
     pc: { options: "defaults (commitMode PERIODIC_CONSUMER_ASYNCHRONOUS, batchSize 1) except ordering and, in the example, maxConcurrency 100", commitIntervalMs: jv.commitIntervalMs ?? null, defaultMaxConcurrency: jv.defaultMaxConcurrency ?? null, consumer: "KafkaConsumer defaults, enable.auto.commit=false (PC requires it), auto.offset.reset=earliest" },
     ours: { options: "createKafkaJSConsumer defaults except ordering and, in the example, concurrency 100", commitIntervalMs: 1_000, defaultConcurrency: 16, consumer: "KafkaJS defaults except maxWaitTimeInMs 500 (the Java client's fetch.max.wait.ms default)" },
     plain: "Java KafkaConsumer poll(100 ms) loop and KafkaJS eachBatch, both counting records, auto-commit off, no commits",
+    cpu: "records per CPU-second: the same records ÷ the CPU time (user + system, all threads) the consumer's process used over the same window; robust when other processes share the machine, where the wall-clock rate of a single-threaded Node process suffers more than that of a JVM running many threads",
     rate: "(records − records delivered with the first one) ÷ (first record started → last record finished); the subtrahend is 1 where a handler runs per record (PC, ours) and the first batch or poll for the plain loops",
     measured: "each run a fresh process; first record started → last record finished (monotonic clock of that process); first → committed: until this driver's KafkaJS admin, polling every 50 ms, saw committed = end offset (epoch clocks of the same machine)",
     passes: "no-op runs: each process reads the topic twice (pass 1 'cold' in a fresh process, pass 2 'warm' with a new consumer in a new group after pass 1's consumer closed); the example: one pass, a fresh process",

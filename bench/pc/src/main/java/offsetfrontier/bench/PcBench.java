@@ -5,6 +5,7 @@ import io.confluent.parallelconsumer.ParallelConsumerOptions.ProcessingOrder;
 import io.confluent.parallelconsumer.ParallelStreamProcessor;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -54,6 +55,14 @@ public final class PcBench {
     return t.getEpochSecond() * 1000.0 + t.getNano() / 1e6;
   }
 
+  private static final com.sun.management.OperatingSystemMXBean OS =
+      (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+
+  /** CPU time of this whole process (every thread: PC's pool, the client's I/O thread, GC, JIT), ns. */
+  static long cpuNanos() {
+    return OS.getProcessCpuTime();
+  }
+
   static void emit(String json) {
     System.out.println(json);
     System.out.flush();
@@ -67,6 +76,8 @@ public final class PcBench {
     volatile double firstEpochMs;
     /** Records delivered with the first one (the first poll's size for the plain loop; 1 for PC's handler). */
     volatile long firstBatch;
+    volatile long firstCpu;
+    volatile long lastCpu;
     volatile long lastNanos;
     volatile double lastEpochMs;
     final CountDownLatch done = new CountDownLatch(1);
@@ -80,6 +91,7 @@ public final class PcBench {
         long t = System.nanoTime();
         double e = epochMs();
         if (firstNanos.compareAndSet(Long.MIN_VALUE, t)) {
+          firstCpu = cpuNanos();
           firstEpochMs = e;
           firstBatch = batch;
         }
@@ -92,6 +104,7 @@ public final class PcBench {
           if (done.getCount() > 0) {
             lastNanos = System.nanoTime();
             lastEpochMs = epochMs();
+            lastCpu = cpuNanos();
             done.countDown();
           }
         }
@@ -101,8 +114,8 @@ public final class PcBench {
     String doneJson(int pass) {
       double seconds = (lastNanos - firstNanos.get()) / 1e9;
       return String.format(
-          "{\"event\":\"done\",\"pass\":%d,\"count\":%d,\"firstBatch\":%d,\"firstEpochMs\":%.3f,\"lastEpochMs\":%.3f,\"seconds\":%.6f}",
-          pass, count.get(), firstBatch, firstEpochMs, lastEpochMs, seconds);
+          "{\"event\":\"done\",\"pass\":%d,\"count\":%d,\"firstBatch\":%d,\"firstEpochMs\":%.3f,\"lastEpochMs\":%.3f,\"seconds\":%.6f,\"cpuSeconds\":%.6f}",
+          pass, count.get(), firstBatch, firstEpochMs, lastEpochMs, seconds, (lastCpu - firstCpu) / 1e9);
     }
   }
 
