@@ -36,6 +36,8 @@ export interface Summary {
 export interface Check {
   text: string;
   pass: boolean | null;
+  /** Not asked for by the issue; shown for comparison (records per CPU-second). */
+  informational?: boolean;
 }
 
 /** Median, min and max of the non-null values. */
@@ -69,8 +71,12 @@ export function checks(rows: readonly Row[]): Check[] {
   for (const row of rows) {
     const x = speedup(row);
     if (row.group !== "example" && row.names.java === "PC") {
-      const what = row.group === "noop" ? "no-op records/s" : "no-op records per CPU-s";
-      out.push({ text: `${what}, ${row.label}: ours ≥ 10× PC (${x === null ? "not measured" : `${x.toFixed(1)}×`})`, pass: x === null ? null : x >= 10 });
+      const ratio = x === null ? "not measured" : `${x.toFixed(1)}×`;
+      if (row.group === "noop") {
+        out.push({ text: `no-op records/s, ${row.label}: ours ≥ 10× PC (${ratio})`, pass: x === null ? null : x >= 10 });
+      } else {
+        out.push({ text: `no-op records per CPU-s, ${row.label}: ours ${ratio} PC (for comparison; the issue's 10× is on records/s)`, pass: x === null ? null : x >= 10, informational: true });
+      }
     } else if (row.group === "example") {
       out.push({ text: `example ${row.label}: ours faster than PC (${x === null ? "not measured" : `${x.toFixed(2)}×`})`, pass: x === null ? null : x > 1 });
     }

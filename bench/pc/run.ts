@@ -32,7 +32,7 @@ import { fileURLToPath } from "node:url";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { createTopic, endOffsets, produce, withBroker } from "../../test/broker/broker.ts";
 import { buildJavaSide, type JavaSide } from "./build.ts";
-import { checks, type Row, type Side, summarize, svg, table } from "./report.ts";
+import { type Check, checks, type Row, type Side, summarize, svg, table } from "./report.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -44,12 +44,13 @@ alternating sides round by round; each measured run is a fresh process.
   --rounds N  rounds (each scenario once per side per round; default 3, at least 1)
   --quick     1 round, 2,000 records in the example, 30,000 in the no-op runs; writes
               bench/results/quick.pc.json and quick.pc.svg (not the committed results)
+  --report F  re-render the table, checks and chart of an earlier run's JSON (no broker)
   --help      this text
 Needs Java 17 and Maven (bench/pc/pom.xml is resolved and compiled into .cache/pc/).
 KAFKA_BROKERS=host:port uses that broker instead of starting one.`;
 
-function parseArgs(argv: string[]): { rounds: number; quick: boolean } {
-  let rounds: number | undefined, quick = false;
+function parseArgs(argv: string[]): { rounds: number; quick: boolean; report: string | undefined } {
+  let rounds: number | undefined, quick = false, report: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--help" || a === "-h") {
@@ -61,9 +62,45 @@ function parseArgs(argv: string[]): { rounds: number; quick: boolean } {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 1) bad(`--rounds needs a whole number ≥ 1; got ${JSON.stringify(v ?? null)}`);
       rounds = n;
+    } else if (a === "--report" || a.startsWith("--report=")) {
+      report = a === "--report" ? argv[++i] : a.slice("--report=".length);
+      if (!report) bad("--report needs a results file, e.g. bench/results/pc.json");
     } else bad(`unknown option ${JSON.stringify(a)} (see --help)`);
   }
-  return { rounds: rounds ?? (quick ? 1 : 3), quick };
+  return { rounds: rounds ?? (quick ? 1 : 3), quick, report };
+}
+
+/** What bench/results/pc.json holds (the fields the renderer reads). */
+interface Results {
+  date: string;
+  quick: boolean;
+  rounds: number;
+  minutes: number;
+  machine: { cpus: number; model: string | null; loadAverage: { before: number[]; after: number[] } };
+  versions: Record<string, string | null>;
+  settings: { example: { records: number }; noop: { records: number; partitions: number } };
+  rows: Row[];
+  checks: Check[];
+}
+
+/** Write `<base>.json` and `<base>.svg` into bench/results/ and print the table and the checks. */
+function writeResults(out: Results, writeJson = true): void {
+  const dir = join(ROOT, "bench", "results");
+  mkdirSync(dir, { recursive: true });
+  const base = out.quick ? "quick.pc" : "pc";
+  if (writeJson) writeFileSync(join(dir, `${base}.json`), JSON.stringify(out, null, 2) + "\n");
+  const { machine, versions } = out;
+  const { before, after } = machine.loadAverage;
+  const header = `Parallel Consumer ${versions.parallelConsumer ?? "?"} vs offset-frontier ${versions.offsetFrontier?.split(" ")[0] ?? "?"}${out.quick ? " (quick run)" : ""}, ${out.rounds} round(s), one broker`;
+  const sub = `${machine.cpus} × ${machine.model}; Java ${versions.java}, kafka-clients ${versions.kafkaClients}; Node ${versions.node}, KafkaJS ${versions.kafkajs}; ${versions.broker}; load ${before[0]} → ${after[0]}; ${out.date.slice(0, 10)}`;
+  const sizes = { example: out.settings.example.records, noop: out.settings.noop.records, noopPartitions: out.settings.noop.partitions };
+  writeFileSync(join(dir, `${base}.svg`), svg(out.rows, header, sub, sizes));
+  console.log(`\n${header}\n${sub}\n`);
+  console.log(table(out.rows));
+  console.log("");
+  for (const c of out.checks) console.log(`${c.pass === null ? "SKIP" : c.informational ? "info" : c.pass ? "PASS" : "FAIL"}  ${c.text}`);
+  console.log(`\nload average (1/5/15 min) ${before.join(" ")} → ${after.join(" ")} on ${machine.cpus} cores; ${out.minutes} min`);
+  console.log(`wrote bench/results/${base}${writeJson ? ".json and" : ".svg (from"} bench/results/${base}.${writeJson ? "svg" : "json)"}`);
 }
 
 function bad(msg: string): never {
@@ -71,7 +108,13 @@ function bad(msg: string): never {
   process.exit(2);
 }
 
-const { rounds: ROUNDS, quick: QUICK } = parseArgs(process.argv.slice(2));
+const { rounds: ROUNDS, quick: QUICK, report: REPORT } = parseArgs(process.argv.slice(2));
+if (REPORT !== undefined) {
+  // Re-render the table, checks and chart of an earlier run (the checks are recomputed).
+  const old = JSON.parse(readFileSync(resolve(REPORT), "utf8")) as Results;
+  writeResults({ ...old, checks: checks(old.rows) }, false);
+  process.exit(0);
+}
 const EXAMPLE = { records: QUICK ? 2_000 : 10_000, keys: 1_000, concurrency: 100, workMs: 5 };
 const NOOP = { records: QUICK ? 30_000 : 300_000, keys: 10_000, partitions: 3, passes: 2 };
 const ORDERINGS = ["unordered", "key", "partition"] as const;
@@ -364,14 +407,15 @@ const req = createRequire(import.meta.url);
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
 const brokerPom = readFileSync(join(ROOT, "test", "broker", "pom.xml"), "utf8");
 const jv = runVersions.java ?? { event: "ready" };
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 const versions = {
   offsetFrontier: `${pkg.version} (${git("rev-parse", "--short", "HEAD") ?? "?"}${git("status", "--porcelain", "--untracked-files=no") ? ", modified" : ""})`,
   node: process.version,
   kafkajs: (req("kafkajs/package.json") as { version: string }).version,
-  java: jv.java ?? null,
-  javaVm: jv.javaVm ?? null,
-  parallelConsumer: jv.parallelConsumer ?? null,
-  kafkaClients: jv.kafkaClients ?? null,
+  java: str(jv.java),
+  javaVm: str(jv.javaVm),
+  parallelConsumer: str(jv.parallelConsumer),
+  kafkaClients: str(jv.kafkaClients),
   broker: `Apache Kafka ${/<kafka.version>([^<]+)</.exec(brokerPom)?.[1] ?? "?"} (single-node KRaft, test/broker)`,
 };
 const summaries = rows.map((r) => ({
@@ -405,7 +449,7 @@ const out = {
     pc: { options: "defaults (commitMode PERIODIC_CONSUMER_ASYNCHRONOUS, batchSize 1) except ordering and, in the example, maxConcurrency 100", commitIntervalMs: jv.commitIntervalMs ?? null, defaultMaxConcurrency: jv.defaultMaxConcurrency ?? null, consumer: "KafkaConsumer defaults, enable.auto.commit=false (PC requires it), auto.offset.reset=earliest" },
     ours: { options: "createKafkaJSConsumer defaults except ordering and, in the example, concurrency 100", commitIntervalMs: 1_000, defaultConcurrency: 16, consumer: "KafkaJS defaults except maxWaitTimeInMs 500 (the Java client's fetch.max.wait.ms default)" },
     plain: "Java KafkaConsumer poll(100 ms) loop and KafkaJS eachBatch, both counting records, auto-commit off, no commits",
-    cpu: "records per CPU-second: the same records ÷ the CPU time (user + system, all threads) the consumer's process used over the same window; robust when other processes share the machine, where the wall-clock rate of a single-threaded Node process suffers more than that of a JVM running many threads",
+    cpu: "records per CPU-second: the same records ÷ the CPU time (user + system, all threads) the consumer's process used over the same window (how much machine each side needs per record; a side that waits rather than computes has a higher rate per CPU-second than per second)",
     rate: "(records − records delivered with the first one) ÷ (first record started → last record finished); the subtrahend is 1 where a handler runs per record (PC, ours) and the first batch or poll for the plain loops",
     measured: "each run a fresh process; first record started → last record finished (monotonic clock of that process); first → committed: until this driver's KafkaJS admin, polling every 50 ms, saw committed = end offset (epoch clocks of the same machine)",
     passes: "no-op runs: each process reads the topic twice (pass 1 'cold' in a fresh process, pass 2 'warm' with a new consumer in a new group after pass 1's consumer closed); the example: one pass, a fresh process",
@@ -414,17 +458,4 @@ const out = {
   rows: summaries,
   checks: cs,
 };
-const dir = join(ROOT, "bench", "results");
-mkdirSync(dir, { recursive: true });
-const base = QUICK ? "quick.pc" : "pc";
-writeFileSync(join(dir, `${base}.json`), JSON.stringify(out, null, 2) + "\n");
-const header = `Parallel Consumer ${versions.parallelConsumer ?? "?"} vs offset-frontier ${pkg.version}${QUICK ? " (quick run)" : ""}, ${ROUNDS} round(s), one broker`;
-const sub = `${machine.cpus} × ${machine.model}; Java ${versions.java}, kafka-clients ${versions.kafkaClients}; Node ${versions.node}, KafkaJS ${versions.kafkajs}; ${versions.broker}; load ${loadBefore[0]} → ${loadAfter[0]}; ${out.date.slice(0, 10)}`;
-writeFileSync(join(dir, `${base}.svg`), svg(rows, header, sub, { example: EXAMPLE.records, noop: NOOP.records, noopPartitions: NOOP.partitions }));
-
-console.log(`\n${header}\n${sub}\n`);
-console.log(table(rows));
-console.log("");
-for (const c of cs) console.log(`${c.pass === null ? "SKIP" : c.pass ? "PASS" : "FAIL"}  ${c.text}`);
-console.log(`\nload average (1/5/15 min) ${loadBefore.join(" ")} → ${loadAfter.join(" ")} on ${machine.cpus} cores; ${out.minutes} min`);
-console.log(`wrote bench/results/${base}.json and bench/results/${base}.svg`);
+writeResults(out);
