@@ -125,7 +125,7 @@ function tickLabel(v: number, unit: Row["unit"]): string {
 /** One panel: horizontal bars, two per row, on a shared log axis. */
 function panel(title: string, rows: readonly Row[], x0: number, y0: number, width: number): { svg: string; height: number } {
   const unit = rows[0].unit;
-  const labelW = 200, valueW = 270, barH = 13, rowGap = 12, top = 40;
+  const labelW = 200, valueW = 300, barH = 13, rowGap = 12, top = 40;
   const plotW = width - labelW - valueW;
   const all = rows.flatMap((r) => [...r.runs.java, ...r.runs.node]).filter((v): v is number => v !== null && v > 0);
   const lo = 10 ** Math.floor(Math.log10(Math.min(...all) * 0.9));
@@ -172,7 +172,7 @@ export function svg(
   subheader: string,
   sizes: { example: number; noop: number; noopPartitions: number },
 ): string {
-  const W = 1080;
+  const W = 1140;
   const parts: string[] = [];
   const body: string[] = [];
   let y = 70;
