@@ -27,6 +27,7 @@ import { deflateRawSync } from "node:zlib";
 import { decodeCompletedSet, encodeCompletedSet, type RunsInput } from "../core/tracker/completed_set.ts";
 import { pcDeflateStandIn, pcEncode, pcEncodeFromRuns, PC_MAX_METADATA, pcSelfCheck } from "./baselines/pc_encodings.ts";
 import { cli, runtimeName } from "./cli.ts";
+import { rng } from "../test/unit/random.ts";
 
 const o = cli(
   "codec.bench",
@@ -48,17 +49,6 @@ const QUICK = o.quick === true;
 const EMIT = o.emit === true;
 const TOPIC = "orders";
 const FAITHFUL_LIMIT = 20_000_000; // offsets PC's per-offset loop is timed over
-
-/** xorshift32 in [0, n). */
-function rng(seed: number): (n: number) => number {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
-}
 
 /** One committed state: delivered offsets, which are finished. */
 interface Pattern {

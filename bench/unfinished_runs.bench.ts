@@ -27,6 +27,7 @@
 import { bench, run } from "mitata";
 import { Tracker } from "../core/mod.ts";
 import { cli, runtimeName, usageError } from "./cli.ts";
+import { rng } from "../test/unit/random.ts";
 
 const o = cli(
   "unfinished_runs.bench",
@@ -48,17 +49,6 @@ const FILTER = (() => {
 })();
 const runtime = runtimeName();
 const START = 1_000;
-
-/** xorshift32: the same sequence on every runtime. */
-function rng(seed: number): (n: number) => number {
-  let s = seed >>> 0 || 1;
-  return (n) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
-}
 
 /**
  * A tracker with `n` retained records, those at the relative positions in `pending`

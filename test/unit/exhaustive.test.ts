@@ -2,26 +2,11 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Completion, Tracker } from "../../core/mod.ts";
 import { ENGINES } from "./engines.ts";
+import { permutations } from "./random.ts";
 
 const OFFSETS = [10, 11, 13, 14, 17, 20, 21]; // gaps between delivered offsets
 const NEXT = 25; // past the last record (e.g. trailing transaction markers)
 
-function* permutations(n: number): Generator<number[]> {
-  const a = Array.from({ length: n }, (_, i) => i);
-  const c = new Array<number>(n).fill(0);
-  yield a.slice();
-  for (let i = 0; i < n;) {
-    if (c[i] < i) {
-      const j = i % 2 === 0 ? 0 : c[i];
-      [a[i], a[j]] = [a[j], a[i]];
-      yield a.slice();
-      c[i]++;
-      i = 0;
-    } else {
-      c[i++] = 0;
-    }
-  }
-}
 
 /** The rule, computed without the tracker: the offset of the first unfinished record, else NEXT. */
 function firstUnfinished(done: boolean[]): number {

@@ -19,3 +19,21 @@ export function shuffle<T>(items: T[], rand: (n: number) => number): T[] {
   }
   return items;
 }
+
+/** Every permutation of 0 … n − 1 (Heap's algorithm), each as a fresh array. */
+export function* permutations(n: number): Generator<number[]> {
+  const a = Array.from({ length: n }, (_, i) => i);
+  const c = new Array<number>(n).fill(0);
+  yield a.slice();
+  for (let i = 0; i < n;) {
+    if (c[i] < i) {
+      const j = i % 2 === 0 ? 0 : c[i];
+      [a[i], a[j]] = [a[j], a[i]];
+      yield a.slice();
+      c[i]++;
+      i = 0;
+    } else {
+      c[i++] = 0;
+    }
+  }
+}

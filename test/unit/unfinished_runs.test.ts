@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { InvalidArgumentError, RevokedError, Tracker } from "../../core/mod.ts";
 import { ENGINES } from "./engines.ts";
 import { Model } from "./model.ts";
-import { rng, shuffle } from "./random.ts";
+import { permutations, rng, shuffle } from "./random.ts";
 
 /** All pairs of `t` (maxRuns large enough for everything), flattened. */
 function runsOf(t: Tracker, maxRuns = t.stats().pending + 1): number[] {
@@ -113,22 +113,6 @@ class Trio {
   }
 }
 
-function* permutations(n: number): Generator<number[]> {
-  const a = Array.from({ length: n }, (_, i) => i);
-  const c = new Array<number>(n).fill(0);
-  yield a.slice();
-  for (let i = 0; i < n;) {
-    if (c[i] < i) {
-      const j = i % 2 === 0 ? 0 : c[i];
-      [a[i], a[j]] = [a[j], a[i]];
-      yield a.slice();
-      c[i]++;
-      i = 0;
-    } else {
-      c[i++] = 0;
-    }
-  }
-}
 
 /** Registers `shift` dense records from `start` and completes them: the head sits `shift` records into the ring. */
 function shifted(shift: number, start: number, capacity?: number): Trio {
