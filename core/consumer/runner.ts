@@ -208,7 +208,7 @@ export class ParallelConsumer<M> {
     });
     this.#completedSets = completedSet !== false;
     const mode = options.commit?.mode ?? "eager";
-    this.#stallMs = nonNegative("commit.stallMs", options.commit?.stallMs, mode === "interval" ? 3 * (options.commit?.intervalMs ?? 1_000) : 2_000);
+    this.#stallMs = nonNegative("commit.stallMs", options.commit?.stallMs, mode === "interval" ? 3 * (options.commit?.intervalMs ?? 1_000) : 1_000);
     this.#dispatcher = new Dispatcher<M>(options, {
       start: (w) => this.#start(w),
       pause: (lane, reason) => {
