@@ -188,13 +188,19 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       c.on(c.events.COMMIT_OFFSETS, (e) => this.#onCommitted(e.payload.topics)),
       c.on(c.events.CRASH, (e) => this.#onCrash(e.payload.error, e.payload.restart)),
     );
-    if (this.#dlqProducer) await this.#dlqProducer.connect();
-    if (this.#kafka) {
-      this.#admin = this.#kafka.admin();
-      await this.#admin.connect();
+    try {
+      if (this.#dlqProducer) await this.#dlqProducer.connect();
+      if (this.#kafka) {
+        this.#admin = this.#kafka.admin();
+        await this.#admin.connect();
+      }
+      await c.connect();
+      await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
+    } catch (error) {
+      // A failed start leaves nothing connected (an open producer keeps a process alive).
+      await Promise.allSettled([this.#dlqProducer?.disconnect(), this.#admin?.disconnect(), c.disconnect()]);
+      throw error;
     }
-    await c.connect();
-    await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
     this.#running = true;
     await c.run({
       autoCommit: false,
@@ -287,8 +293,16 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const c = this.#consumer;
+    // KafkaJS arms its restart timer only after a crash's own disconnect returned, so a
+    // crash during this close can bring the consumer back into the group, owning partitions
+    // nobody processes: stop it again whenever it restarts or rejoins (these stay registered).
+    c.on(c.events.CRASH, (e) => {
+      if (e.payload.restart) setTimeout(() => void c.stop().catch(() => {}), 0); // after the timer is armed
+    });
+    c.on(c.events.GROUP_JOIN, () => void c.disconnect().catch(() => {}));
     try {
-      await this.#consumer.disconnect();
+      await c.disconnect();
     } finally {
       this.#running = false;
       for (const remove of this.#removers) remove();
