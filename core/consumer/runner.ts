@@ -164,6 +164,8 @@ export class ParallelConsumer<M> {
   #stallTimer: ReturnType<typeof setInterval> | undefined;
   #lastAckAt = 0; // Date.now() of the last acknowledged commit (or the start)
   #completedAtAck = 0; // #completed + #skipped then
+  #assignSeq = 0; // counts assignments: a failure of an earlier one's commit holds nothing
+  #refused = false; // a commit was refused since the last acknowledgement
   #state: ConsumerState = "created";
   #orderly = false; // an orderly revoke began and no new assignment came yet
   #shutdown: Promise<void> | undefined;
@@ -233,7 +235,14 @@ export class ParallelConsumer<M> {
     const keyOf = client.keyOf;
     this.#keyOf = this.#dispatcher.options.ordering === "key" && keyOf ? keyOf.bind(client) : undefined;
     this.#scheduler = new CommitScheduler(this.#frontier, {
-      send: (offsets) => this.#client.commit(offsets),
+      send: (offsets) => {
+        const seq = this.#assignSeq;
+        return this.#client.commit(offsets).catch((error: unknown) => {
+          // Refused (not timed out) within the current assignment: commits cannot land now.
+          if (seq === this.#assignSeq) this.#hold();
+          throw error;
+        });
+      },
       include: (topic, partition) => this.#dispatcher.lane(topic, partition) !== undefined,
       committed: (offsets, latencyMs) => this.#committed(offsets, latencyMs),
       failed: (offsets, error) => {
@@ -426,6 +435,12 @@ export class ParallelConsumer<M> {
       this.#dispatcher.removeLane(lane);
     }
     this.#orderly = false;
+    // A new assignment starts with nothing at risk: what the old one finished is committed or gone.
+    this.#assignSeq++;
+    this.#lastAckAt = Date.now();
+    this.#completedAtAck = this.#completed + this.#skipped;
+    this.#refused = false;
+    this.#setHeld(false);
     const lanes: Lane<M>[] = [];
     for (const { topic, partition } of partitions) {
       const tracker = this.#frontier.assign(topic, partition);
@@ -790,9 +805,19 @@ export class ParallelConsumer<M> {
 
   /** Holds dispatching while no commit was acknowledged for `stallMs` although records finished; releases after an acknowledgement. */
   #checkStall(): void {
-    const d = this.#dispatcher;
     const stalled = this.#live() && this.#completed + this.#skipped > this.#completedAtAck &&
-      Date.now() - this.#lastAckAt > this.#stallMs;
+      (this.#refused || Date.now() - this.#lastAckAt > this.#stallMs);
+    this.#setHeld(stalled);
+  }
+
+  /** A commit of the current assignment was refused: hold at once (until an acknowledgement) if records finished since the last one. */
+  #hold(): void {
+    this.#refused = true;
+    this.#checkStall();
+  }
+
+  #setHeld(stalled: boolean): void {
+    const d = this.#dispatcher;
     if (stalled === d.held) return;
     d.held = stalled;
     if (this.#events.has("stall")) {
@@ -804,6 +829,7 @@ export class ParallelConsumer<M> {
   #committed(offsets: readonly CommitOffset[], latencyMs: number): void {
     this.#lastAckAt = Date.now();
     this.#completedAtAck = this.#completed + this.#skipped;
+    this.#refused = false;
     if (this.#dispatcher.held) this.#checkStall();
     this.#commits++;
     this.#lastCommitMs = latencyMs;

@@ -132,7 +132,7 @@ describe("commit scheduler", () => {
     }
   });
 
-  test("commits that stop landing hold dispatching after commit.stallMs; an acknowledged commit releases it", async () => {
+  test("commits that are refused hold dispatching; an acknowledged commit releases it", async () => {
     const client = new MemoryClient();
     let failing = true;
     client.commitImpl = () => (failing ? Promise.reject(new Error("broker down")) : Promise.resolve());
@@ -155,7 +155,7 @@ describe("commit scheduler", () => {
     const at = ran.length;
     await sleep(200);
     assert.ok(ran.length <= at + 1, `no new record starts while held (${at} → ${ran.length})`);
-    assert.ok(at < 60, `held within about stallMs of work (${at} records)`);
+    assert.ok(at < 12, `a refused commit holds at once, long before stallMs (${at} records ran)`);
     failing = false;
     await until(() => !c.metrics().stalled && ran.length > at + 5, 3_000, "released");
     assert.deepEqual(stalls.slice(0, 2), [true, false]);
