@@ -109,9 +109,6 @@ export type ConsumerState = "created" | "starting" | "running" | "stopping" | "s
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
-/** How long new partitions wait for their committed offsets and metadata before running without claims. */
-const CLAIM_READ_MS = 5_000;
-
 function sleep(ms: number): { promise: Promise<"timeout">; cancel(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const promise = new Promise<"timeout">((resolve) => {
@@ -456,19 +453,9 @@ export class ParallelConsumer<M> {
       // Held until the claims are read: no batch is registered before its claim is known.
       for (const lane of lanes) lane.held = true;
       this.#client.pause(lanes);
-      // Bounded: a read that hangs (a coordinator still loading) only costs the claims.
-      const bound = sleep(CLAIM_READ_MS);
-      const read = Promise.race([
-        committed,
-        bound.promise.then(() => {
-          throw new Error(`the committed offsets were not read within ${CLAIM_READ_MS} ms`);
-        }),
-      ]);
-      read.finally(() => bound.cancel()).catch(() => {});
-      read.then(
+      committed.then(
         (positions) => this.#claims(lanes, positions),
         (error: unknown) => {
-          if (lanes.every((l) => l.ended || !l.held)) return;
           this.#events.emit("error", { kind: "committed-read", error });
           for (const lane of lanes) {
             const mine = lane.ended ? undefined : this.#frontier.recall(lane.topic, lane.partition);
