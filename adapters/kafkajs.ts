@@ -27,20 +27,25 @@
  *
  * @module
  */
-import type { Admin, Consumer, Kafka, KafkaMessage, Producer } from "kafkajs";
+import type { Admin, Consumer, IHeaders, Kafka, KafkaMessage, Producer } from "kafkajs";
 import type {
   ClientSink,
   CommitOffset,
+  CommittedPosition,
   ConsumerClient,
   DeadLetterInfo,
   TopicPartition,
 } from "../core/consumer/client.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
-import { readCommitted } from "./kafkajs_committed.ts";
-import { type DeadLetterOptions, produceDeadLetter } from "./kafkajs_dead_letter.ts";
-
-export { DEAD_LETTER_HEADERS, type DeadLetterOptions } from "./kafkajs_dead_letter.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
+
+/** Where dead letters go. */
+export interface DeadLetterOptions {
+  /** A KafkaJS producer (not connected: the consumer connects and disconnects it). Sent with `acks: -1`. */
+  producer: Producer;
+  /** The dead-letter topic, or a function of the record's topic. Default `` `${topic}.DLT` ``. */
+  topic?: string | ((topic: string) => string);
+}
 
 /** Options of a KafkaJS parallel consumer. */
 export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler"> {
@@ -67,6 +72,16 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
   deadLetter?: DeadLetterOptions;
 }
 
+/** Header names carried by a dead letter (besides the record's own headers). */
+export const DEAD_LETTER_HEADERS = {
+  error: "x-offset-frontier-error",
+  errorName: "x-offset-frontier-error-name",
+  topic: "x-offset-frontier-topic",
+  partition: "x-offset-frontier-partition",
+  offset: "x-offset-frontier-offset",
+  attempts: "x-offset-frontier-attempts",
+} as const;
+
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
 function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: string; partitions: number[] }> {
@@ -77,6 +92,11 @@ function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: str
     else byTopic.set(topic, [partition]);
   }
   return [...byTopic].map(([topic, ps]) => ({ topic, partitions: ps }));
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
+  return String(error);
 }
 
 interface PendingAck {
@@ -147,8 +167,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       if (!dlq.producer || typeof dlq.producer.send !== "function") {
         throw new InvalidArgumentError(`deadLetter.producer must be a KafkaJS producer; got ${describe(dlq.producer)}`);
       }
-      const producer = dlq.producer, topicOf = this.#dlqTopic;
-      this.deadLetter = (message, info) => produceDeadLetter(producer, topicOf(info.topic), message, info);
+      this.deadLetter = (message, info) => this.#produceDeadLetter(message, info);
     }
   }
 
@@ -308,6 +327,36 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     }
   }
 
+  /** The committed offsets and metadata of `partitions` (a few tries: a rejection only costs the claims). */
+  async #committed(groupId: string, partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
+    const admin = this.#admin!;
+    const topics = [...new Set(partitions.map((p) => p.topic))];
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (this.#closed) break;
+      try {
+        const answer = await admin.fetchOffsets({ groupId, topics });
+        const out: CommittedPosition[] = [];
+        for (const t of answer) {
+          for (const p of t.partitions) {
+            const offset = Number(p.offset);
+            out.push({
+              topic: t.topic,
+              partition: p.partition,
+              offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
+              metadata: p.metadata,
+            });
+          }
+        }
+        return out;
+      } catch (error) {
+        lastError = error;
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
+    throw lastError ?? new Error("the consumer closed before the committed offsets were read");
+  }
+
   #onJoin(memberAssignment: Record<string, number[]>, groupId: string): void {
     this.#revoking = undefined;
     const partitions: TopicPartition[] = [];
@@ -325,7 +374,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       // not running
     }
     const committed = this.#admin !== undefined && partitions.length > 0 && !this.#stopped
-      ? readCommitted(this.#admin, groupId, partitions, () => this.#closed)
+      ? this.#committed(groupId, partitions)
       : undefined;
     this.#sink?.assigned(partitions, committed);
     if (this.#stopped) this.#pauseAll();
@@ -358,6 +407,22 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       this.#running = false;
       this.#sink?.failed(error);
     }
+  }
+
+  async #produceDeadLetter(message: KafkaMessage, info: DeadLetterInfo): Promise<void> {
+    const headers: IHeaders = { ...(message.headers ?? {}) };
+    const err = info.error;
+    headers[DEAD_LETTER_HEADERS.error] = errorText(err).slice(0, 4096);
+    headers[DEAD_LETTER_HEADERS.errorName] = err instanceof Error ? err.name : typeof err;
+    headers[DEAD_LETTER_HEADERS.topic] = info.topic;
+    headers[DEAD_LETTER_HEADERS.partition] = String(info.partition);
+    headers[DEAD_LETTER_HEADERS.offset] = String(info.offset);
+    headers[DEAD_LETTER_HEADERS.attempts] = String(info.attempts);
+    await this.#dlqProducer!.send({
+      topic: this.#dlqTopic(info.topic),
+      acks: -1,
+      messages: [{ key: message.key, value: message.value, headers, timestamp: message.timestamp }],
+    });
   }
 }
 

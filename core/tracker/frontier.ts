@@ -210,8 +210,7 @@ export class Frontier {
     const base = Math.min(a.confirmed ?? t.origin ?? safe, safe); // all finished from base to safe
     if (base === safe && t.blocked === 0 && a.claim === undefined) return; // nothing past the commit
     const maxRuns = Math.ceil(Math.max(this.#budget, DEFAULT_BUDGET) * 3.5) + 1;
-    if (this.#runs.length < 2 * maxRuns) this.#runs = new Float64Array(2 * maxRuns);
-    const runs = this.#runs; // scratch: the memory keeps only a copy of what was written
+    const runs = new Float64Array(2 * maxRuns);
     const n = t.unfinishedRuns(runs, maxRuns);
     const end = n === maxRuns ? runs[2 * n - 2] + runs[2 * n - 1] : delivered;
     let set = new CompletedSet(base, Math.max(base, end), runs.slice(0, 2 * n), n);

@@ -35,8 +35,7 @@ import { fdatasync, openSync, writeSync } from "node:fs";
 import process from "node:process";
 import { setInterval, clearInterval } from "node:timers";
 import { Kafka, logLevel } from "kafkajs";
-import type { KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs.ts";
-import { adapterConsume, runtime } from "../kafka/helpers.ts";
+import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs.ts";
 import { failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
 
 /** What the harness passes to a member (argv[2], JSON). */
@@ -57,6 +56,13 @@ export interface MemberConfig {
   parent: number;
 }
 
+type Runtime = "node" | "bun" | "deno";
+type Consume = (options: KafkaJSConsumerOptions) => Promise<ParallelConsumer<KafkaMessage>>;
+
+function runtime(): Runtime {
+  const g = globalThis as Record<string, unknown>;
+  return g.Deno ? "deno" : g.Bun ? "bun" : "node";
+}
 
 /** An append-only log whose `append` resolves once the line is written and fdatasynced. */
 class FsyncLog {
@@ -111,7 +117,12 @@ const oneLine = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.me
 async function main(): Promise<void> {
   const cfg = JSON.parse(process.argv[2] ?? "") as MemberConfig;
   const rt = runtime();
-  const consume = await adapterConsume();
+  const mod = rt === "deno"
+    ? await import("../../adapters/deno.ts")
+    : rt === "bun"
+    ? await import("../../adapters/bun.ts")
+    : await import("../../adapters/node.ts");
+  const consume = mod.consume as Consume;
   const log = new FsyncLog(cfg.log);
   const who = `${cfg.member}\t${process.pid}`;
   let joins = 0;

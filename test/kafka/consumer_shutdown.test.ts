@@ -10,17 +10,30 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Ordering } from "../../adapters/kafkajs.ts";
+import type { KafkaJSConsumerOptions, Ordering, ParallelConsumer } from "../../adapters/kafkajs.ts";
+import type { KafkaMessage } from "kafkajs";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
-import { adapterConsume, asObject, consumerConfig, kafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
+import { asObject, consumerConfig, kafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
 
 const RECORDS = 6_000;
 const STOP_AFTER = 2_000;
 
+type Consume = (options: KafkaJSConsumerOptions) => Promise<ParallelConsumer<KafkaMessage>>;
+
+async function adapter(): Promise<Consume> {
+  const rt = runtime();
+  const mod = rt === "deno"
+    ? await import("../../adapters/deno.ts")
+    : rt === "bun"
+    ? await import("../../adapters/bun.ts")
+    : await import("../../adapters/node.ts");
+  return mod.consume as Consume;
+}
+
 describe(`shutdown and restart (${runtime()} adapter)`, () => {
   for (const ordering of ["unordered", "key"] as Ordering[]) {
     test(`${ordering}: nothing lost, nothing completed before the shutdown processed again`, { timeout: 180_000 }, async () => {
-      const consume = await adapterConsume();
+      const consume = await adapter();
       await withBroker(async (brokers) => {
         const topic = unique(`shutdown-${ordering}`);
         const groupId = unique(`shutdown-${ordering}-group`);

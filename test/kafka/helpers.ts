@@ -4,7 +4,6 @@
  */
 import process from "node:process";
 import { Kafka, logLevel } from "kafkajs";
-import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs.ts";
 
 const RUN = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 let counter = 0;
@@ -18,20 +17,6 @@ export function unique(name: string): string {
 export function runtime(): "node" | "bun" | "deno" {
   const g = globalThis as Record<string, unknown>;
   return g.Deno ? "deno" : g.Bun ? "bun" : "node";
-}
-
-/** An adapter's `consume()`. */
-export type Consume = (options: KafkaJSConsumerOptions) => Promise<ParallelConsumer<KafkaMessage>>;
-
-/** `consume()` of this runtime's adapter (adapters/node.ts, bun.ts or deno.ts), as a user of it imports it. */
-export async function adapterConsume(): Promise<Consume> {
-  const rt = runtime();
-  const mod = rt === "deno"
-    ? await import("../../adapters/deno.ts")
-    : rt === "bun"
-    ? await import("../../adapters/bun.ts")
-    : await import("../../adapters/node.ts");
-  return mod.consume as Consume;
 }
 
 /** A KafkaJS client, logging errors only (KAFKAJS_LOG=debug|info|warn for more). */
