@@ -439,6 +439,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       proc.on("exit", (code, signal) => {
         children.delete(proc);
         m.exit = { code, signal };
+        note(`${id} exited: code ${code}, signal ${signal}`);
         if (!m.signal && !m.final) say(`  ${id} (pid ${m.pid}) exited on its own: code ${code}, signal ${signal}; ${m.stderr.trim().slice(-500)}`);
         res();
       });
@@ -452,10 +453,10 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
   };
   const live = (): Member[] => members.filter((m) => !m.exit && !m.signal && !m.final);
   const signal = async (m: Member, sig: "SIGKILL" | "SIGTERM"): Promise<void> => {
-    m.proc.kill(sig);
+    kill(m, sig);
     const timer = sleep(TERM_GRACE_MS).then(() => "timeout" as const);
     if ((await Promise.race([m.exited.then(() => "ok" as const), timer])) === "timeout") {
-      m.proc.kill("SIGKILL");
+      kill(m, "SIGKILL");
       await m.exited;
     }
   };
@@ -512,9 +513,12 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       }
     };
     await Promise.all(faults.map(runFault));
+    note("faults done");
     await production.done;
+    note("production done");
     await producer.disconnect();
     await Promise.all(stops);
+    note("signalled members gone");
     const faultsEnd = Date.now();
     say(`  ${((faultsEnd - t0) / 1000).toFixed(1)}s faults over, ${production.produced.length} records produced; waiting for committed = end`);
 
@@ -613,9 +617,21 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       ...(o.keepLogs ? { logDir: dir } : {}),
     };
   } finally {
-    for (const m of members) if (!m.exit) m.proc.kill("SIGKILL");
+    for (const m of members) if (!m.exit) kill(m, "SIGKILL");
     await Promise.all(members.map((m) => m.exited));
     if (!o.keepLogs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Signals a member by pid: Deno's `ChildProcess.kill()` does nothing once it was called
+ * (a SIGKILL after a SIGTERM would never be sent).
+ */
+function kill(m: Member, sig: "SIGKILL" | "SIGTERM"): void {
+  try {
+    process.kill(m.pid, sig);
+  } catch {
+    // already gone
   }
 }
 
