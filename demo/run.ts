@@ -3,6 +3,9 @@
  *
  *   npm run demo [-- --runs K] [--json] [--records N] [--kill-after MS] [--sequential]
  *
+ * `--scenario rebalance` runs the other scenario instead (demo/rebalance.ts): the
+ * rebalance gap against a shared SQLite database, the sink's guard off and on.
+ *
  * Options: `--only naive|frontier`, `--workers`, `--work-ms`, `--commit-ms`, `--out DIR`,
  * `--keep-logs`.
  *
@@ -28,6 +31,7 @@ import { intFlag, parseCli, usageError } from "../scripts/cli.mjs";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../test/broker/broker.ts";
 import type { RunnerState } from "./consumer.ts";
 import { type DemoResult, type Strategy, type Trial, strategyResult, svg, table } from "./report.ts";
+import { REBALANCE_OPTIONS, rebalanceMain } from "./rebalance.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -394,9 +398,12 @@ function strategyArg(v: string): Strategy {
 
 const USAGE = `usage: npm run demo -- [options]      (node --import tsx demo/run.ts [options])
 
-The crash demo: starts a local Kafka broker (or uses KAFKA_BROKERS), SIGKILLs a consumer
-mid-work and counts the records each commit strategy lost or processed twice. Writes
-demo/results/latest.json and latest.svg (git-ignored) unless --out says otherwise.
+Two scenarios (--scenario crash|rebalance, default crash); each starts a local Kafka
+broker (or uses KAFKA_BROKERS).
+
+crash: SIGKILLs a consumer mid-work and counts the records each commit strategy lost or
+processed twice. Writes demo/results/latest.json and latest.svg (git-ignored) unless
+--out says otherwise.
 
   --runs K             runs (default 1)
   --records N          records per topic (default 1000)
@@ -409,10 +416,42 @@ demo/results/latest.json and latest.svg (git-ignored) unless --out says otherwis
   --json               print only the figures, as JSON, on stdout
   --out DIR            where latest.json and latest.svg go (default demo/results)
   --keep-logs          keep the per-trial logs
+
+rebalance: two members write each record's value to its key's row in one shared SQLite
+file; a third member joins while slow handlers outlast the drain bound. Counts, with the
+database's guard (version < offset) off and on, the old owners' writes that landed after
+the new owners' (stale overwrites), rows without their key's last value, lost records.
+
+${REBALANCE_OPTIONS}
+
+  --scenario NAME      crash (default) or rebalance
   -h, --help           this text`;
 
+/** The value of `--scenario` (before any `--`), and the arguments without it. */
+function scenarioOf(argv: string[]): { scenario: string; rest: string[] } {
+  const rest: string[] = [];
+  let scenario = "crash";
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (a === "--scenario") scenario = argv[++i] ?? "";
+    else if (a.startsWith("--scenario=")) scenario = a.slice("--scenario=".length);
+    else rest.push(a);
+  }
+  return { scenario, rest };
+}
+
 async function main(): Promise<void> {
+  const { scenario, rest } = scenarioOf(process.argv.slice(2));
+  if (scenario === "rebalance") return await rebalanceMain(rest);
+  if (scenario !== "crash" && !rest.includes("--help") && !rest.includes("-h")) {
+    usageError("demo", `--scenario must be crash or rebalance; got ${JSON.stringify(scenario)}`);
+  }
   const { values } = parseCli({
+    argv: rest,
     name: "demo",
     usage: USAGE,
     options: {
