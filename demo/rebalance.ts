@@ -155,8 +155,16 @@ async function until(what: string, timeoutMs: number, members: Member[], ok: () 
 /** SIGTERM (graceful shutdown), then SIGKILL after `graceMs`. */
 async function stop(m: Member, graceMs: number): Promise<void> {
   if (m.proc.exitCode !== null || m.proc.signalCode !== null) return;
-  m.proc.kill("SIGTERM");
-  const t = setTimeout(() => m.proc.kill("SIGKILL"), graceMs);
+  // By pid: under Deno, ChildProcess.kill() does nothing after its first call.
+  const signal = (sig: NodeJS.Signals): void => {
+    try {
+      process.kill(m.proc.pid!, sig);
+    } catch {
+      // exited meanwhile
+    }
+  };
+  signal("SIGTERM");
+  const t = setTimeout(() => signal("SIGKILL"), graceMs);
   await m.exited;
   clearTimeout(t);
 }
