@@ -99,6 +99,8 @@ interface Member {
   proc: ChildProcess;
   /** Events seen so far, by name. */
   count(event: string): number;
+  /** Partitions of the member's latest group join (0 before the first). */
+  partitions(): number;
   exited: Promise<void>;
   /** Stderr tail and `error` events. */
   errors(): string;
@@ -114,6 +116,7 @@ function spawnMember(rt: MemberRuntime, cfg: MemberConfig): Member {
   children.add(proc);
   const counts = new Map<string, number>();
   let errors = "";
+  let partitions = 0;
   let buf = "";
   proc.stdout!.setEncoding("utf8");
   proc.stdout!.on("data", (d: string) => {
@@ -121,7 +124,7 @@ function spawnMember(rt: MemberRuntime, cfg: MemberConfig): Member {
     for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
-      let msg: { event?: string; error?: string };
+      let msg: { event?: string; error?: string; partitions?: number[] };
       try {
         msg = JSON.parse(line);
       } catch {
@@ -130,13 +133,21 @@ function spawnMember(rt: MemberRuntime, cfg: MemberConfig): Member {
       if (!msg.event) continue;
       counts.set(msg.event, (counts.get(msg.event) ?? 0) + 1);
       if (msg.event === "error") errors = (errors + `${msg.error}\n`).slice(-8_000);
+      if (msg.event === "joined") partitions = msg.partitions?.length ?? 0;
     }
   });
   proc.stderr!.setEncoding("utf8");
   proc.stderr!.on("data", (d: string) => (errors = (errors + d).slice(-8_000)));
   proc.stdin!.on("error", () => {}); // the member may be gone already
   const exited = new Promise<void>((res) => proc.on("exit", () => (children.delete(proc), res())));
-  return { name: cfg.member, proc, exited, count: (e) => counts.get(e) ?? 0, errors: () => errors.trim() };
+  return {
+    name: cfg.member,
+    proc,
+    exited,
+    count: (e) => counts.get(e) ?? 0,
+    partitions: () => partitions,
+    errors: () => errors.trim(),
+  };
 }
 
 /** Waits until `ok()` holds, polling; throws `what` (with the members' errors) after `timeoutMs`. */
@@ -222,7 +233,10 @@ export async function runGapTrial(brokers: string, topic: string, mode: Mode, s:
     // 1. two members, one record per key
     await send(allKeys.map((i) => ({ i, value: `${key(i)}#0` })));
     members.push(spawnMember(s.runtime, config("a", true)), spawnMember(s.runtime, config("b", true)));
-    await until("first records written", s.timeoutMs, members, written);
+    // … and the group settled: both joined, their latest assignments share out every partition
+    const settled = (): boolean => members.every((m) => m.count("joined") > 0) &&
+      members.reduce((n, m) => n + m.partitions(), 0) === s.partitions;
+    await until("first records written by a settled group", s.timeoutMs, members, async () => settled() && await written());
     // 2. a trap per partition, running slow in a or b
     const traps = Array.from({ length: s.partitions }, (_, p) => p);
     await send(traps.map((i) => ({ i, value: `${key(i)}#1${TRAP}` })));
