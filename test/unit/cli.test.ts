@@ -22,7 +22,7 @@ const CLIS: Array<{ file: string; bad?: string[][] }> = [
   { file: "bench/consumer.bench.ts", bad: [["--records"]] },
   { file: "bench/codec.bench.ts" },
   { file: "bench/unfinished_runs.bench.ts", bad: [["--filter", "("]] },
-  { file: "demo/run.ts", bad: [["--runs", "abc"]] },
+  { file: "demo/run.ts", bad: [["--runs", "abc"], ["--scenario", "nope"], ["--scenario", "rebalance", "--runtime", "java"], ["--scenario=rebalance", "--records", "5"]] },
   { file: "demo/consumer.ts" },
   { file: "demo/report.ts", bad: [[]] },
   { file: "scripts/build-wasm.mjs" },
