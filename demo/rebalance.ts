@@ -251,6 +251,8 @@ export async function runGapTrial(brokers: string, topic: string, mode: Mode, s:
       trapsLanded() >= trapsRunning() && await written());
   } finally {
     await Promise.all(members.map((m) => stop(m, 15_000)));
+    // Every member is gone: a lock directory left now is a SIGKILLed member's, never freed.
+    rmSync(`${dbPath}.lock`, { recursive: true, force: true });
   }
   const counts = countGap(await db.writes(), await db.rows(), produced);
   db.close();

@@ -11,7 +11,8 @@
  *   the record that last wrote it;
  * - `writes(seq, …)`: every write attempt of a handler, in the same transaction as the
  *   row change, in commit order (`seq`): key, partition, offset, value, the member and the
- *   assignment (owner) it ran in, when that assignment began, and whether the row changed.
+ *   assignment (owner) it ran in, when that assignment began, whether the row changed,
+ *   and when (`at`, ms since the epoch).
  *
  * @module
  */
@@ -27,6 +28,9 @@ function isBusy(e: unknown): boolean {
   const m = e instanceof Error ? e.message : String(e);
   return m.includes("database is locked") || m.includes("database is busy");
 }
+
+/** How long a transaction waits for the file lock before it fails. */
+export const BUSY_LIMIT_MS = 30_000;
 
 /** One write attempt, as a handler makes it. */
 export interface WriteAttempt {
@@ -48,6 +52,8 @@ export interface WriteRow extends WriteAttempt {
   seq: number;
   /** The row changed (always, unguarded; only for a newer offset, guarded). */
   applied: boolean;
+  /** Date.now() at the write (inside its transaction). */
+  at: number;
 }
 
 /** The unguarded write: last writer wins, whatever its offset. */
@@ -74,25 +80,30 @@ export class SharedDb {
     return db;
   }
 
-  /** Runs `fn` until no other process holds the lock. */
+  /** Runs `fn` until no other process holds the lock (at most {@link BUSY_LIMIT_MS}). */
   async #retry<T>(fn: () => T): Promise<T> {
+    const deadline = Date.now() + BUSY_LIMIT_MS;
     for (let wait = 1;; wait = Math.min(wait * 2, 20)) {
       try {
         return fn();
       } catch (e) {
-        if (!isBusy(e)) throw e;
+        if (!isBusy(e) || Date.now() > deadline) throw e;
         await sleep(wait);
       }
     }
   }
 
-  /** Runs `fn` in one `BEGIN IMMEDIATE` transaction, retried while another process holds the lock. */
+  /**
+   * Runs `fn` in one `BEGIN IMMEDIATE` transaction, retried while another process holds
+   * the lock (at most {@link BUSY_LIMIT_MS}: a lock left by a killed process never frees).
+   */
   async transaction<T>(fn: (db: Db) => T): Promise<T> {
+    const deadline = Date.now() + BUSY_LIMIT_MS;
     for (let wait = 1;; wait = Math.min(wait * 2, 20)) {
       try {
         this.#db.exec("BEGIN IMMEDIATE");
       } catch (e) {
-        if (!isBusy(e)) throw e;
+        if (!isBusy(e) || Date.now() > deadline) throw e;
         await sleep(wait);
         continue;
       }
@@ -106,7 +117,7 @@ export class SharedDb {
         } catch {
           // no transaction left to roll back
         }
-        if (!isBusy(e)) throw e;
+        if (!isBusy(e) || Date.now() > deadline) throw e;
         await sleep(wait);
       }
     }
@@ -119,7 +130,7 @@ export class SharedDb {
       db.exec(
         "CREATE TABLE IF NOT EXISTS writes (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, " +
           "partition INTEGER NOT NULL, offset INTEGER NOT NULL, value TEXT NOT NULL, member TEXT NOT NULL, " +
-          "owner TEXT NOT NULL, owner_since INTEGER NOT NULL, applied INTEGER NOT NULL)",
+          "owner TEXT NOT NULL, owner_since INTEGER NOT NULL, applied INTEGER NOT NULL, at INTEGER NOT NULL)",
       );
     });
   }
@@ -134,8 +145,8 @@ export class SharedDb {
       const { changes } = db.run(guarded ? GUARDED_UPSERT : UNGUARDED_UPSERT, [w.key, w.value, w.offset]);
       const applied = changes > 0;
       db.run(
-        "INSERT INTO writes (key, partition, offset, value, member, owner, owner_since, applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [w.key, w.partition, w.offset, w.value, w.member, w.owner, w.ownerSince, applied ? 1 : 0],
+        "INSERT INTO writes (key, partition, offset, value, member, owner, owner_since, applied, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [w.key, w.partition, w.offset, w.value, w.member, w.owner, w.ownerSince, applied ? 1 : 0, Date.now()],
       );
       return applied;
     });
@@ -164,6 +175,7 @@ export class SharedDb {
         owner: String(r.owner),
         ownerSince: Number(r.owner_since),
         applied: Number(r.applied) === 1,
+        at: Number(r.at),
       }))
     );
   }

@@ -69,6 +69,7 @@ const row = (seq: number, over: Partial<WriteRow> & Pick<WriteRow, "offset">): W
   owner: "a.1",
   ownerSince: 1_000,
   applied: true,
+  at: seq,
   ...over,
 });
 
