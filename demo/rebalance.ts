@@ -31,7 +31,7 @@ import { intFlag, parseCli, usageError } from "../scripts/cli.mjs";
 import { createTopic, produce, withBroker } from "../test/broker/broker.ts";
 import { countGap, type GapCounts, type Produced } from "./rebalance_count.ts";
 import { SharedDb } from "./rebalance_db.ts";
-import { type MemberConfig, TRAP } from "./rebalance_config.ts";
+import { type MemberConfig, REBALANCE_OPTIONS, TRAP } from "./rebalance_config.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -307,18 +307,6 @@ export function rebalanceFigures(r: RebalanceResult): Record<string, unknown> {
   });
   return { runs: r.runs, unguarded: pick(r.unguarded), guarded: pick(r.guarded) };
 }
-
-/** The rebalance scenario's part of `npm run demo -- --help`. */
-export const REBALANCE_OPTIONS = `  --runs K             runs (default 1), each with the guard off, then on
-  --runtime RT         runtime of the member processes: node, bun or deno (default node)
-  --partitions N       partitions of the topic (default 6)
-  --keys N             keys, one row each (default 300)
-  --drain-ms MS        the members' revoke drain bound (default 1000)
-  --late-ms MS         a trap's write lands this long after its partition moved (default 3000)
-  --work-ms MS         work per ordinary record (default 2)
-  --only MODE          unguarded or guarded (default both)
-  --json               print only the figures, as JSON, on stdout
-  --keep-logs          keep the per-run databases`;
 
 const USAGE = `usage: npm run demo -- --scenario rebalance [options]
 

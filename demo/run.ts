@@ -31,7 +31,7 @@ import { intFlag, parseCli, usageError } from "../scripts/cli.mjs";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../test/broker/broker.ts";
 import type { RunnerState } from "./consumer.ts";
 import { type DemoResult, type Strategy, type Trial, strategyResult, svg, table } from "./report.ts";
-import { REBALANCE_OPTIONS, rebalanceMain } from "./rebalance.ts";
+import { REBALANCE_OPTIONS } from "./rebalance_config.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -446,7 +446,8 @@ function scenarioOf(argv: string[]): { scenario: string; rest: string[] } {
 
 async function main(): Promise<void> {
   const { scenario, rest } = scenarioOf(process.argv.slice(2));
-  if (scenario === "rebalance") return await rebalanceMain(rest);
+  // Loaded only when asked for: the crash scenario needs no database.
+  if (scenario === "rebalance") return await (await import("./rebalance.ts")).rebalanceMain(rest);
   if (scenario !== "crash" && !rest.includes("--help") && !rest.includes("-h")) {
     usageError("demo", `--scenario must be crash or rebalance; got ${JSON.stringify(scenario)}`);
   }
