@@ -27,7 +27,8 @@
  *
  * @module
  */
-import type { Admin, Consumer, IHeaders, Kafka, KafkaMessage, Producer } from "kafkajs";
+import type { Admin, IHeaders } from "kafkajs";
+import type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
 import type {
   ClientSink,
   CommitOffset,
@@ -502,7 +503,7 @@ export async function consumeUntil(
   return consumer;
 }
 
-export type { KafkaMessage } from "kafkajs";
+export type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
 export {
   type CommitEvent,
   type ConsumerEvents,
