@@ -36,13 +36,15 @@ const PARTITIONS = 3;
 type Runtime = "node" | "bun" | "deno";
 
 /** Per runtime: the file the quick start is saved as, how the README says to run it, and that command here. */
-const RUNS: Record<Runtime, { file: string; readmeCommand: string; command: [string, string[]] }> = {
+const RUNS: Record<Runtime, { file: string; readmeCommand: string; command: [string, string[]]; check?: [string, string[]] }> = {
   node: { file: "consumer.mjs", readmeCommand: "node consumer.mjs", command: [NODE, ["consumer.mjs"]] },
   bun: { file: "consumer-bun.ts", readmeCommand: "bun consumer.ts", command: [join(BIN, "bun"), ["consumer-bun.ts"]] },
   deno: {
     file: "consumer-deno.ts",
     readmeCommand: "deno run --allow-net --allow-env --allow-sys consumer.ts",
     command: [join(BIN, "deno"), ["run", "--allow-net", "--allow-env", "--allow-sys", "consumer-deno.ts"]],
+    // the published .d.ts files type-check as a Deno user sees them (Deno's own Node types: offline)
+    check: [join(BIN, "deno"), ["check", "consumer-deno.ts"]],
   },
 };
 
@@ -124,7 +126,7 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
 
   for (const runtime of ["node", "bun", "deno"] as const) {
     test(`${runtime}: the quick start as written consumes every record, stops on SIGINT, commits the end offsets`, async () => {
-      const { file, readmeCommand, command } = RUNS[runtime];
+      const { file, readmeCommand, command, check } = RUNS[runtime];
       assert.ok(readme.includes(readmeCommand), `README.md tells how to run it: ${readmeCommand}`);
       {
         const topic = `quickstart-${runtime}-${run}`;
@@ -136,6 +138,7 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
 
         const code = substitute(quickStart(readme, runtime), { broker: brokers.split(",")[0].trim(), topic, group });
         writeFileSync(join(project, file), code);
+        if (check) sh(check[0], check[1], project);
         const [cmd, args] = command;
         const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
         let stdout = "", stderr = "";
