@@ -1,7 +1,8 @@
 /**
  * The README's quick starts, run as a new user runs them: `npm pack` of this repository,
  * a fresh project made with `npm init -y`, the tarball and kafkajs installed into it, and
- * each quick start (Node, Bun, Deno) pasted from README.md as written. Each runs against a
+ * each quick start (Node as `.mjs` and, after `npm pkg set type=module`, as TypeScript through
+ * tsx; Bun; Deno, type-checked first) pasted from README.md as written. Each runs against a
  * real broker over records produced first, gets SIGINT once its handler has seen every
  * record (the README's Ctrl-C), must exit 0 by itself, and must leave its group's committed
  * offsets equal to the topic's end offsets.
@@ -35,11 +36,36 @@ const PARTITIONS = 3;
 
 type Runtime = "node" | "bun" | "deno";
 
-/** Per runtime: the file the quick start is saved as, how the README says to run it, and that command here. */
-const RUNS: Record<Runtime, { file: string; readmeCommand: string; command: [string, string[]]; check?: [string, string[]] }> = {
-  node: { file: "consumer.mjs", readmeCommand: "node consumer.mjs", command: [NODE, ["consumer.mjs"]] },
-  bun: { file: "consumer-bun.ts", readmeCommand: "bun consumer.ts", command: [join(BIN, "bun"), ["consumer-bun.ts"]] },
+/**
+ * Per run: which README block, the file it is saved as, how the README says to run it (and
+ * to prepare the project), that command here, and an optional type check first. `tsx` is the
+ * Node block run as TypeScript, after the README's `npm pkg set type=module`.
+ */
+interface Run {
+  block: Runtime;
+  file: string;
+  readmeCommand: string;
+  command: [string, string[]];
+  prepare?: string[];
+  check?: [string, string[]];
+}
+const RUNS: Record<Runtime | "tsx", Run> = {
+  node: { block: "node", file: "consumer.mjs", readmeCommand: "node consumer.mjs", command: [NODE, ["consumer.mjs"]] },
+  tsx: {
+    block: "node",
+    file: "consumer-tsx.ts",
+    readmeCommand: "npx tsx consumer.ts",
+    command: [join(BIN, "tsx"), ["consumer-tsx.ts"]],
+    prepare: ["pkg", "set", "type=module"],
+  },
+  bun: {
+    block: "bun",
+    file: "consumer-bun.ts",
+    readmeCommand: "bun consumer.ts",
+    command: [join(BIN, "bun"), ["consumer-bun.ts"]],
+  },
   deno: {
+    block: "deno",
     file: "consumer-deno.ts",
     readmeCommand: "deno run --allow-net --allow-env --allow-sys consumer.ts",
     command: [join(BIN, "deno"), ["run", "--allow-net", "--allow-env", "--allow-sys", "consumer-deno.ts"]],
@@ -124,13 +150,19 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
     else rmSync(dir, { recursive: true, force: true });
   });
 
-  for (const runtime of ["node", "bun", "deno"] as const) {
-    test(`${runtime}: the quick start as written consumes every record, stops on SIGINT, commits the end offsets`, async () => {
-      const { file, readmeCommand, command, check } = RUNS[runtime];
+  // node first: the .mjs runs in the CommonJS project npm init -y makes; tsx then sets "type": "module"
+  for (const name of ["node", "tsx", "bun", "deno"] as const) {
+    const { block, file, readmeCommand, command, prepare, check } = RUNS[name];
+    const runtime = block;
+    test(`${name}: the quick start as written consumes every record, stops on SIGINT, commits the end offsets`, async () => {
       assert.ok(readme.includes(readmeCommand), `README.md tells how to run it: ${readmeCommand}`);
+      if (prepare) {
+        assert.ok(readme.includes(`npm ${prepare.join(" ")}`), `README.md tells to run npm ${prepare.join(" ")}`);
+        sh(NPM, prepare, project);
+      }
       {
-        const topic = `quickstart-${runtime}-${run}`;
-        const group = `quickstart-${runtime}-group-${run}`;
+        const topic = `quickstart-${name}-${run}`;
+        const group = `quickstart-${name}-group-${run}`;
         const values = Array.from({ length: RECORDS }, (_, i) => `order ${i}`);
         await createTopic(brokers, topic, PARTITIONS);
         await produce(brokers, topic, values.map((value, i) => ({ key: `customer-${i % 30}`, value })));
@@ -153,8 +185,8 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
         try {
           const t0 = Date.now();
           while (handled(runtime, stdout, project, topic).size < RECORDS) {
-            assert.ok(!done, `the ${runtime} quick start exited before handling every record${tail()}`);
-            assert.ok(Date.now() - t0 < 90_000, `the ${runtime} quick start handled every record within 90 s${tail()}`);
+            assert.ok(!done, `the ${name} quick start exited before handling every record${tail()}`);
+            assert.ok(Date.now() - t0 < 90_000, `the ${name} quick start handled every record within 90 s${tail()}`);
             await sleep(100);
           }
           child.kill("SIGINT"); // the README's Ctrl-C
@@ -162,7 +194,7 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
             const limit = setTimeout(() => resolve(undefined), 30_000);
             void exited.then((r) => (clearTimeout(limit), resolve(r)));
           });
-          assert.ok(stopped, `the ${runtime} quick start exited within 30 s of SIGINT${tail()}`);
+          assert.ok(stopped, `the ${name} quick start exited within 30 s of SIGINT${tail()}`);
           assert.deepEqual(stopped, { code: 0, signal: null }, `exit 0 after SIGINT${tail()}`);
         } finally {
           if (!done) child.kill("SIGKILL"); // only the child this test started
