@@ -12,9 +12,10 @@
  * occur exactly once: the broker address `"127.0.0.1:9092"`, `topics: ["orders"]` and
  * `groupId: "orders-worker"`.
  *
- * The driver runs on Node (`npm run test:pack`, one broker through scripts/with-broker.mjs;
- * without KAFKA_BROKERS it starts its own); the quick starts run on node, bun and deno
- * (node_modules/.bin). Offline: the tarball and kafkajs come from this checkout.
+ * `npm run test:pack` drives it from Node (one broker through scripts/with-broker.mjs; without
+ * KAFKA_BROKERS it starts its own); it also runs under `bun test` and `deno test -A`. The
+ * quick starts run on node, bun, deno and tsx from node_modules/.bin (tsx stands for the
+ * README's `npx tsx`). Offline: the tarball and kafkajs come from this checkout.
  * KEEP_PACK_DIR=1 keeps the temporary project for a look.
  */
 import assert from "node:assert/strict";
@@ -189,7 +190,10 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
             assert.ok(Date.now() - t0 < 90_000, `the ${name} quick start handled every record within 90 s${tail()}`);
             await sleep(100);
           }
-          child.kill("SIGINT"); // the README's Ctrl-C
+          // The README's Ctrl-C. By pid: when Deno drives this file, ChildProcess.kill() makes the
+          // child look killed by the signal even when it exits 0 by itself.
+          assert.ok(child.pid !== undefined, `${name} started`);
+          process.kill(child.pid, "SIGINT");
           const stopped = await new Promise<{ code: number | null; signal: string | null } | undefined>((resolve) => {
             const limit = setTimeout(() => resolve(undefined), 30_000);
             void exited.then((r) => (clearTimeout(limit), resolve(r)));
