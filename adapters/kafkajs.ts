@@ -29,6 +29,7 @@
  */
 import type { Admin, IHeaders } from "kafkajs";
 import type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
+import { unlimitedSignalListeners } from "./signal_listeners.ts";
 import type {
   ClientSink,
   CommitOffset,
@@ -459,7 +460,7 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
     ...(deadLetter !== undefined ? { deadLetter } : {}),
     ...(kafka !== undefined ? { kafka } : {}),
   });
-  return new ParallelConsumer<KafkaMessage>(client, rest);
+  return new ParallelConsumer<KafkaMessage>(client, { ...rest, handler: unlimitedSignalListeners(rest.handler) });
 }
 
 /** {@link createKafkaJSConsumer}, started: resolves once consuming has begun. */
