@@ -27,7 +27,9 @@
  *
  * @module
  */
-import type { Admin, Consumer, IHeaders, Kafka, KafkaMessage, Producer } from "kafkajs";
+import type { Admin, IHeaders } from "kafkajs";
+import type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
+import { unlimitedSignalListeners } from "./signal_listeners.ts";
 import type {
   ClientSink,
   CommitOffset,
@@ -458,7 +460,7 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
     ...(deadLetter !== undefined ? { deadLetter } : {}),
     ...(kafka !== undefined ? { kafka } : {}),
   });
-  return new ParallelConsumer<KafkaMessage>(client, rest);
+  return new ParallelConsumer<KafkaMessage>(client, { ...rest, handler: unlimitedSignalListeners(rest.handler) });
 }
 
 /** {@link createKafkaJSConsumer}, started: resolves once consuming has begun. */
@@ -502,7 +504,7 @@ export async function consumeUntil(
   return consumer;
 }
 
-export type { KafkaMessage } from "kafkajs";
+export type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
 export {
   type CommitEvent,
   type ConsumerEvents,

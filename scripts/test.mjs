@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { parseCli, usageError } from "./cli.mjs";
 
 const scripts = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).scripts;
-const ALL = ["typecheck", "lint", "check:wasm", "test:node", "test:bun", "test:deno", "test:kafka", "test:crash", "test:gap"];
+const ALL = ["typecheck", "lint", "check:wasm", "test:node", "test:bun", "test:deno", "test:kafka", "test:pack", "test:crash", "test:gap", "test:chaos"];
 const { positionals: only } = parseCli({
   name: "test",
   usage: `usage: npm test [-- STEP ...]      (node scripts/test.mjs [STEP ...])
@@ -28,6 +28,7 @@ const STEPS = [
   { script: "test:bun", counts: true },
   { script: "test:deno", counts: true },
   { script: "test:kafka", counts: true },
+  { script: "test:pack", counts: true },
   { script: "test:crash", counts: true },
   { script: "test:gap", counts: true },
   { script: "test:chaos", counts: true },

@@ -76,6 +76,10 @@ export interface ClientSink<M> {
    * {@link ConsumerClient.pause}, synchronously, inside this call) and takes no batch of
    * theirs until it settles, so that records an earlier owner's completed set claims
    * finished are skipped from the first batch on. A rejection only costs the claims.
+   *
+   * @throws {InvalidArgumentError} for a partition listed twice, an empty or non-string
+   *   topic, or a partition that is not an integer in [0, 2^31): the message names it and
+   *   the running assignment is left exactly as it was
    */
   assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>): void;
   /**

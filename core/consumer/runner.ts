@@ -422,7 +422,27 @@ export class ParallelConsumer<M> {
   // ---- client events ----
 
   #assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>): void {
-    const keep = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
+    // Validated whole before anything changes: a bad or repeated partition leaves the old assignment as it was.
+    const keep = new Set<string>();
+    const problem = (): string | undefined => {
+      if (!Array.isArray(partitions)) return `an array of partitions; got ${describe(partitions)}`;
+      for (const p of partitions as readonly Partial<TopicPartition>[]) {
+        const { topic, partition } = p ?? {};
+        if (typeof topic !== "string" || topic.length === 0) return `topic names; got ${describe(topic)}`;
+        if (typeof partition !== "number" || !Number.isInteger(partition) || partition < 0 || partition > 2147483647) {
+          return `partitions in [0, 2^31); got ${describe(partition)} for topic ${JSON.stringify(topic)}`;
+        }
+        const key = tpKey(topic, partition);
+        if (keep.has(key)) return `each partition once; got topic ${JSON.stringify(topic)} partition ${partition} twice`;
+        keep.add(key);
+      }
+      return undefined;
+    };
+    const bad = problem();
+    if (bad !== undefined) {
+      void committed?.catch(() => {}); // not used: no unhandled rejection
+      throw new InvalidArgumentError(`assigned() takes ${bad}; the assignment is unchanged`);
+    }
     const finals: PartitionCommit[] = [];
     for (const lane of [...this.#dispatcher.lanes()]) {
       // Still ours after an orderly revoke: its final commit is legitimate. Anything else: lost.

@@ -97,6 +97,9 @@ let handleScratch = new Float64Array(1024);
  * t.safe; // 104
  * t.complete(h + 1);
  * t.safe; // 106
+ * t.complete(h + 1); // Completion.Duplicate: a no-op
+ * t.revoke();
+ * t.complete(h); // Completion.Rejected: not this tracker's (revoked, foreign or not a handle); never throws
  * ```
  */
 export class Tracker {

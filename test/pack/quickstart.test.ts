@@ -1,0 +1,219 @@
+/**
+ * The README's quick starts, run as a new user runs them: `npm pack` of this repository,
+ * a fresh project made with `npm init -y`, the tarball and kafkajs installed into it, and
+ * each quick start (Node as `.mjs` and, after `npm pkg set type=module`, as TypeScript through
+ * tsx; Bun; Deno, type-checked first) pasted from README.md as written. Each runs against a
+ * real broker over records produced first, gets SIGINT once its handler has seen every
+ * record (the README's Ctrl-C), must exit 0 by itself, and must leave its group's committed
+ * offsets equal to the topic's end offsets.
+ *
+ * The code blocks are found by their `<!-- quickstart:RUNTIME` markers in README.md, so the
+ * test fails when the README drifts. The only substitutions, each of a literal that must
+ * occur exactly once: the broker address `"127.0.0.1:9092"`, `topics: ["orders"]` and
+ * `groupId: "orders-worker"`.
+ *
+ * `npm run test:pack` drives it from Node (one broker through scripts/with-broker.mjs; without
+ * KAFKA_BROKERS it starts its own); it also runs under `bun test` and `deno test -A`. The
+ * quick starts run on node, bun, deno and tsx from node_modules/.bin (tsx stands for the
+ * README's `npx tsx`). Offline: the tarball and kafkajs come from this checkout.
+ * KEEP_PACK_DIR=1 keeps the temporary project for a look.
+ */
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const BIN = join(ROOT, "node_modules", ".bin");
+const NODE = process.versions.bun || (globalThis as { Deno?: unknown }).Deno ? "node" : process.execPath;
+const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
+const RECORDS = 300;
+const PARTITIONS = 3;
+
+type Runtime = "node" | "bun" | "deno";
+
+/**
+ * Per run: which README block, the file it is saved as, how the README says to run it (and
+ * to prepare the project), that command here, and an optional type check first. `tsx` is the
+ * Node block run as TypeScript, after the README's `npm pkg set type=module`.
+ */
+interface Run {
+  block: Runtime;
+  file: string;
+  readmeCommand: string;
+  command: [string, string[]];
+  prepare?: string[];
+  check?: [string, string[]];
+}
+const RUNS: Record<Runtime | "tsx", Run> = {
+  node: { block: "node", file: "consumer.mjs", readmeCommand: "node consumer.mjs", command: [NODE, ["consumer.mjs"]] },
+  tsx: {
+    block: "node",
+    file: "consumer-tsx.ts",
+    readmeCommand: "npx tsx consumer.ts",
+    command: [join(BIN, "tsx"), ["consumer-tsx.ts"]],
+    prepare: ["pkg", "set", "type=module"],
+  },
+  bun: {
+    block: "bun",
+    file: "consumer-bun.ts",
+    readmeCommand: "bun consumer.ts",
+    command: [join(BIN, "bun"), ["consumer-bun.ts"]],
+  },
+  deno: {
+    block: "deno",
+    file: "consumer-deno.ts",
+    readmeCommand: "deno run --allow-net --allow-env --allow-sys consumer.ts",
+    command: [join(BIN, "deno"), ["run", "--allow-net", "--allow-env", "--allow-sys", "consumer-deno.ts"]],
+    // the published .d.ts files type-check as a Deno user sees them (Deno's own Node types: offline)
+    check: [join(BIN, "deno"), ["check", "consumer-deno.ts"]],
+  },
+};
+
+/** The code block after README.md's `<!-- quickstart:RUNTIME` marker (exactly one marker). */
+export function quickStart(readme: string, runtime: Runtime): string {
+  const marker = `<!-- quickstart:${runtime} `;
+  const at = readme.indexOf(marker);
+  assert.ok(at >= 0, `README.md has a ${marker}…--> marker before the ${runtime} quick start`);
+  assert.equal(readme.indexOf(marker, at + 1), -1, `README.md has one ${marker} marker`);
+  const m = /^-->\n```(?:ts|js)\n([\s\S]*?)\n```\n/m.exec(readme.slice(readme.indexOf("-->", at)));
+  assert.ok(m, `the ${runtime} marker is followed by a \`\`\`ts code block`);
+  return m[1];
+}
+
+/** Replaces the broker address, topic and group, each of which must occur exactly once. */
+export function substitute(code: string, to: { broker: string; topic: string; group: string }): string {
+  const swaps: Array<[string, string]> = [
+    [`"127.0.0.1:9092"`, JSON.stringify(to.broker)],
+    [`topics: ["orders"]`, `topics: [${JSON.stringify(to.topic)}]`],
+    [`groupId: "orders-worker"`, `groupId: ${JSON.stringify(to.group)}`],
+  ];
+  for (const [from, replacement] of swaps) {
+    assert.equal(code.split(from).length - 1, 1, `the quick start holds ${from} exactly once`);
+    code = code.replace(from, () => replacement);
+  }
+  return code;
+}
+
+function sh(cmd: string, args: string[], cwd: string): string {
+  return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
+}
+
+/** Which records a quick start handled, as "partition@offset" → value, read from what it printed or wrote. */
+function handled(runtime: Runtime, stdout: string, project: string, topic: string): Map<string, string> {
+  const seen = new Map<string, string>();
+  if (runtime === "bun") {
+    const dir = join(project, "out");
+    if (!existsSync(dir)) return seen;
+    for (const f of readdirSync(dir)) {
+      const m = /^(.+)-(\d+)-(\d+)\.txt$/.exec(f);
+      if (m && m[1] === topic) seen.set(`${m[2]}@${m[3]}`, readFileSync(join(dir, f), "utf8"));
+    }
+    return seen;
+  }
+  for (const m of stdout.matchAll(/^(\S+)\/(\d+)@(\d+): (.*)$/gm)) {
+    if (m[1] === topic) seen.set(`${m[2]}@${m[3]}`, m[4]);
+  }
+  return seen;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const asObject = (m: Map<number, string>): Record<string, string> =>
+  Object.fromEntries([...m].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v]));
+
+describe("the README's quick starts, from the npm pack tarball in a fresh project", { timeout: 300_000 }, () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const dir = mkdtempSync(join(tmpdir(), "offset-frontier-pack-"));
+  const project = join(dir, "your-service");
+  const run = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+
+  let broker: Broker | undefined; // started here only without KAFKA_BROKERS
+  let brokers = process.env.KAFKA_BROKERS ?? "";
+
+  before(async () => {
+    if (!brokers) brokers = (broker = await startBroker()).brokers;
+    // npm pack runs `prepack` (the dist/ build) like a real pack; the tarball lands outside the repo.
+    sh(NPM, ["pack", "--silent", "--pack-destination", dir], ROOT);
+    const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
+    assert.ok(tarball, `npm pack wrote a tarball into ${dir}`);
+    mkdirSync(project);
+    sh(NPM, ["init", "-y"], project);
+    sh(NPM, ["install", "--offline", "--no-audit", "--no-fund", join(dir, tarball), join(ROOT, "node_modules", "kafkajs")], project);
+  });
+  after(async () => {
+    await broker?.stop();
+    if (process.env.KEEP_PACK_DIR) console.log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  });
+
+  // node first: the .mjs runs in the CommonJS project npm init -y makes; tsx then sets "type": "module"
+  for (const name of ["node", "tsx", "bun", "deno"] as const) {
+    const { block, file, readmeCommand, command, prepare, check } = RUNS[name];
+    const runtime = block;
+    test(`${name}: the quick start as written consumes every record, stops on SIGINT, commits the end offsets`, async () => {
+      assert.ok(readme.includes(readmeCommand), `README.md tells how to run it: ${readmeCommand}`);
+      if (prepare) {
+        assert.ok(readme.includes(`npm ${prepare.join(" ")}`), `README.md tells to run npm ${prepare.join(" ")}`);
+        sh(NPM, prepare, project);
+      }
+      {
+        const topic = `quickstart-${name}-${run}`;
+        const group = `quickstart-${name}-group-${run}`;
+        const values = Array.from({ length: RECORDS }, (_, i) => `order ${i}`);
+        await createTopic(brokers, topic, PARTITIONS);
+        await produce(brokers, topic, values.map((value, i) => ({ key: `customer-${i % 30}`, value })));
+        const end = await endOffsets(brokers, topic);
+
+        const code = substitute(quickStart(readme, runtime), { broker: brokers.split(",")[0].trim(), topic, group });
+        writeFileSync(join(project, file), code);
+        if (check) sh(check[0], check[1], project);
+        const [cmd, args] = command;
+        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+        let stdout = "", stderr = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.stderr.on("data", (d) => (stderr += d));
+        const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+          child.on("close", (code, signal) => resolve({ code, signal }))
+        );
+        let done = false;
+        void exited.then(() => (done = true));
+        const tail = (): string => `\n--- stderr ---\n${stderr.slice(-3000)}\n--- stdout ---\n${stdout.slice(-2000)}`;
+        try {
+          const t0 = Date.now();
+          while (handled(runtime, stdout, project, topic).size < RECORDS) {
+            assert.ok(!done, `the ${name} quick start exited before handling every record${tail()}`);
+            assert.ok(Date.now() - t0 < 90_000, `the ${name} quick start handled every record within 90 s${tail()}`);
+            await sleep(100);
+          }
+          // The README's Ctrl-C. By pid: when Deno drives this file, ChildProcess.kill() makes the
+          // child look killed by the signal even when it exits 0 by itself.
+          assert.ok(child.pid !== undefined, `${name} started`);
+          process.kill(child.pid, "SIGINT");
+          const stopped = await new Promise<{ code: number | null; signal: string | null } | undefined>((resolve) => {
+            const limit = setTimeout(() => resolve(undefined), 30_000);
+            void exited.then((r) => (clearTimeout(limit), resolve(r)));
+          });
+          assert.ok(stopped, `the ${name} quick start exited within 30 s of SIGINT${tail()}`);
+          assert.deepEqual(stopped, { code: 0, signal: null }, `exit 0 after SIGINT${tail()}`);
+        } finally {
+          if (!done) child.kill("SIGKILL"); // only the child this test started
+        }
+
+        // No runtime warning but KafkaJS 2.2.4's own (README, Troubleshooting): its request queue's negative timer.
+        const warnings = stderr.split("\n").filter((l) => /Warning/.test(l) && !/TimeoutNegativeWarning/.test(l));
+        assert.deepEqual(warnings, [], `no warning on stderr${tail()}`);
+        const seen = handled(runtime, stdout, project, topic);
+        const expected = new Set<string>();
+        for (const [p, high] of end) for (let o = 0; o < Number(high); o++) expected.add(`${p}@${o}`);
+        assert.deepEqual(new Set(seen.keys()), expected, "every delivered offset was handled");
+        assert.deepEqual(new Set(seen.values()), new Set(values), "every produced value was handled");
+        assert.deepEqual(asObject(await committedOffsets(brokers, group, topic)), asObject(end), "committed = end offsets");
+      }
+    });
+  }
+});
