@@ -604,7 +604,7 @@ export class ParallelConsumer<M> {
     } catch (error) {
       if (error instanceof CapacityError) {
         // Too much retained: refuse (the client delivers it again) and pause until it drains.
-        this.#dispatcher.setRetained(lane, tracker.stats().retained);
+        this.#dispatcher.setRetained(lane, tracker.retained);
         if (!lane.paused) {
           this.#dispatcher.markPaused(lane);
           this.#client.pause([lane]);
@@ -633,7 +633,7 @@ export class ParallelConsumer<M> {
       }
     }
     this.#dispatcher.pump(); // synchronous handlers may finish the whole batch right here
-    this.#dispatcher.setRetained(lane, tracker.stats().retained);
+    this.#dispatcher.setRetained(lane, tracker.retained);
     return true;
   }
 
@@ -759,7 +759,7 @@ export class ParallelConsumer<M> {
       this.#completed++;
       this.#scheduler.notify();
       if (this.#dispatcher.wantsRetained(lane) && !lane.ended) {
-        this.#dispatcher.setRetained(lane, lane.tracker.stats().retained);
+        this.#dispatcher.setRetained(lane, lane.tracker.retained);
       }
     } else if (r === Completion.Completed) {
       this.#completed++;
