@@ -169,6 +169,7 @@ export class ParallelConsumer<M> {
   #assignSeq = 0; // counts assignments: a failure of an earlier one's commit holds nothing
   #refused = false; // a commit was refused since the last acknowledgement
   #state: ConsumerState = "created";
+  #inDirect = false; // #runDirect is on the stack
   #orderly = false; // an orderly revoke began and no new assignment came yet
   #shutdown: Promise<void> | undefined;
   #resolveDone!: () => void;
@@ -677,6 +678,17 @@ export class ParallelConsumer<M> {
    * @returns the index of the first record not started (the caller queues the rest)
    */
   #runDirect(lane: Lane<M>, messages: readonly M[], offsets: ArrayLike<number>, first: number, count: number): number {
+    // A delivery from inside a handler called here (a client that delivers synchronously) queues its batch: the scratch is in use.
+    if (this.#inDirect) return 0;
+    this.#inDirect = true;
+    try {
+      return this.#runDirectLoop(lane, messages, offsets, first, count);
+    } finally {
+      this.#inDirect = false;
+    }
+  }
+
+  #runDirectLoop(lane: Lane<M>, messages: readonly M[], offsets: ArrayLike<number>, first: number, count: number): number {
     const d = this.#dispatcher;
     const handler = this.#handler;
     if (doneScratch.length < count) doneScratch = new Float64Array(Math.max(count, doneScratch.length * 2));

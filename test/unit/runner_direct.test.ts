@@ -145,4 +145,25 @@ describe("runner: records started directly in the delivery", () => {
     await c.shutdown();
     assert.equal(client.committed.get("t/0"), 5);
   });
+  test("a batch delivered from inside a handler (a client that delivers synchronously) is queued, and everything completes", async () => {
+    const client = new MemoryClient();
+    let nested = false;
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "unordered",
+      handler: (m: Msg, { partition }: RecordContext) => {
+        if (partition === 0 && m.offset === 1 && !nested) {
+          nested = true;
+          assert.equal(client.deliver("t", 1, range(0, 4)), true);
+        }
+      },
+    });
+    await c.start();
+    client.sink.assigned([0, 1].map((partition) => ({ topic: "t", partition })));
+    client.deliver("t", 0, range(0, 4));
+    await until(() => c.metrics().completed === 8, 2_000, "all done");
+    await c.shutdown();
+    assert.equal(client.committed.get("t/0"), 4);
+    assert.equal(client.committed.get("t/1"), 4);
+  });
 });
