@@ -175,7 +175,8 @@ for (let r = 0; r < REPS; r++) {
   }
   rounds.push(round);
 }
-const result: RunResult = { runtime: rt, version, rounds, loadAverage: { before, after: os.loadavg() } };
+const two = (xs: number[]): number[] => xs.map((x) => +x.toFixed(2));
+const result: RunResult = { runtime: rt, version, rounds, loadAverage: { before: two(before), after: two(os.loadavg()) } };
 process.stdout.write(JSON.stringify(result) + "\n");
 // KafkaJS may leave timers behind on some runtimes: the parent waits for this process to exit.
 process.exit(0);
