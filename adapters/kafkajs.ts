@@ -210,8 +210,16 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
         const messages = batch.messages;
         const n = messages.length;
-        const offsets = new Array<number>(n);
-        for (let i = 0; i < n; i++) offsets[i] = Number(messages[i].offset);
+        const offsets = new Float64Array(n); // the tracker registers a Float64Array in one call
+        // KafkaJS delivers a batch's messages in offset order, and strictly increasing
+        // integers from first to first + n - 1 are exactly those n (the common, dense batch):
+        // then only two offset strings are parsed. Otherwise each one is (the tracker checks them).
+        const first = n > 0 ? Number(messages[0].offset) : 0;
+        if (n > 0 && Number(messages[n - 1].offset) - first === n - 1 && Number.isSafeInteger(first)) {
+          for (let i = 0; i < n; i++) offsets[i] = first + i;
+        } else {
+          for (let i = 0; i < n; i++) offsets[i] = Number(messages[i].offset);
+        }
         const last = batch.lastOffset();
         const taken = sink.deliver({
           topic: batch.topic,

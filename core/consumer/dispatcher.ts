@@ -141,8 +141,17 @@ export class Work<M> {
     readonly message: M,
     readonly offset: number,
     readonly handle: Handle,
-    readonly key: string | undefined,
-  ) {}
+    key: string | undefined,
+  ) {
+    this.key = key;
+  }
+
+  /**
+   * Its ordering key (`key` ordering only). A record started by {@link Dispatcher.beginDirect}
+   * gets it only if it is still in flight when its handler call returns (a record that
+   * finished at once holds no key).
+   */
+  key: string | undefined;
 
   /** Topic of the record. */
   get topic(): string {
@@ -439,6 +448,54 @@ export class Dispatcher<M> {
    * commits cannot land, so that what a crash would redo stays bounded. Pump after clearing.
    */
   held = false;
+
+  /**
+   * Whether a record of `lane` may start right now without going through the queues: the
+   * lane is active and has nothing queued (no record of it waits, no key of it is held), a
+   * worker and an in-flight slot of the lane are free, and nothing holds dispatching. After
+   * every {@link pump} either every worker is busy or no lane has a runnable record, so
+   * starting one of `lane`'s records directly then passes over no other lane's.
+   */
+  canStartDirect(lane: Lane<M>): boolean {
+    return lane.state === "active" && this.#running < this.options.concurrency &&
+      lane.inFlight < this.options.maxInFlightPerPartition && lane.ready.length === 0 && lane.retry.length === 0 &&
+      lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping;
+  }
+
+  /**
+   * Counts `work` as started (running, in flight) without queueing it; only after
+   * {@link canStartDirect} said yes, with records of the lane started in offset order.
+   * Its handler call then ends with {@link endDirect} (it finished before the call
+   * returned) or, if it is still in flight, {@link keepDirect} and the usual
+   * {@link attemptEnded} and {@link settle}.
+   */
+  beginDirect(work: Work<M>): void {
+    const lane = work.lane;
+    lane.inFlight++;
+    if (work.offset > lane.maxStarted) lane.maxStarted = work.offset;
+    work.attempt++;
+    lane.active++;
+    this.#running++;
+  }
+
+  /** A directly started record whose handler returned at once and succeeded: frees its worker and slot (the runner completes it). */
+  endDirect(work: Work<M>): void {
+    const lane = work.lane;
+    this.#running--;
+    lane.active--;
+    lane.inFlight--;
+  }
+
+  /**
+   * A directly started record is still in flight after its handler call returned (a promise,
+   * or a failed attempt to retry): under `key` ordering it takes `key`, so that later records
+   * of that key queue behind it, as if it had come through {@link enqueue}.
+   */
+  keepDirect(work: Work<M>, key: string | undefined): void {
+    if (key === undefined || this.options.ordering !== "key") return;
+    work.key = key;
+    work.lane.keys.set(key, []);
+  }
 
   /** Stops starting records (shutdown). */
   halt(): void {

@@ -108,6 +108,8 @@ export class PartitionStoppedError extends OffsetFrontierError {
 export type ConsumerState = "created" | "starting" | "running" | "stopping" | "stopped" | "failed";
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+// Handles of directly run records that finished, applied in one tracker call (#runDirect).
+let doneScratch = new Float64Array(1024);
 
 function sleep(ms: number): { promise: Promise<"timeout">; cancel(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -167,6 +169,7 @@ export class ParallelConsumer<M> {
   #assignSeq = 0; // counts assignments: a failure of an earlier one's commit holds nothing
   #refused = false; // a commit was refused since the last acknowledgement
   #state: ConsumerState = "created";
+  #inDirect = false; // #runDirect is on the stack
   #orderly = false; // an orderly revoke began and no new assignment came yet
   #shutdown: Promise<void> | undefined;
   #resolveDone!: () => void;
@@ -622,7 +625,7 @@ export class ParallelConsumer<M> {
     } catch (error) {
       if (error instanceof CapacityError) {
         // Too much retained: refuse (the client delivers it again) and pause until it drains.
-        this.#dispatcher.setRetained(lane, tracker.stats().retained);
+        this.#dispatcher.setRetained(lane, tracker.retained);
         if (!lane.paused) {
           this.#dispatcher.markPaused(lane);
           this.#client.pause([lane]);
@@ -638,17 +641,20 @@ export class ParallelConsumer<M> {
         this.#enqueueUnclaimed(lane, claim, messages, offsets, first);
       } else {
         if (claim !== undefined) lane.claim = undefined; // delivery passed it
-        const works = new Array<Work<M>>(count);
-        const keyOf = this.#keyOf;
-        for (let i = 0; i < count; i++) {
-          const m = messages[i];
-          works[i] = new Work(lane, m, offsets[i], first + i, keyOf ? keyOf(m) : undefined);
+        const from = this.#runDirect(lane, messages, offsets, first, count);
+        if (from < count && lane.state === "active") {
+          const works = new Array<Work<M>>(count - from);
+          const keyOf = this.#keyOf;
+          for (let i = from; i < count; i++) {
+            const m = messages[i];
+            works[i - from] = new Work(lane, m, offsets[i], first + i, keyOf ? keyOf(m) : undefined);
+          }
+          this.#dispatcher.enqueue(lane, works);
         }
-        this.#dispatcher.enqueue(lane, works);
       }
     }
     this.#dispatcher.pump(); // synchronous handlers may finish the whole batch right here
-    this.#dispatcher.setRetained(lane, tracker.stats().retained);
+    this.#dispatcher.setRetained(lane, tracker.retained);
     return true;
   }
 
@@ -679,6 +685,75 @@ export class ParallelConsumer<M> {
     }
     if (works.length > 0) this.#dispatcher.enqueue(lane, works);
     if (advanced) this.#scheduler.notify();
+  }
+
+  /**
+   * Runs a registered batch's records right here, in offset order, while a record may start
+   * without queueing ({@link Dispatcher.canStartDirect}): a handler that returns at once
+   * finishes its record before the next one starts (no queue, no key taken, one tracker
+   * call for all of them), one that returns a promise or throws leaves its record in flight
+   * as {@link #start} would. Completions are applied in one call before anything else can
+   * look at the tracker (before a failure is handled, and before returning); no commit can
+   * be proposed meanwhile (commits leave from timers and promise callbacks, never from here).
+   * @returns the index of the first record not started (the caller queues the rest)
+   */
+  #runDirect(lane: Lane<M>, messages: readonly M[], offsets: ArrayLike<number>, first: number, count: number): number {
+    // A delivery from inside a handler called here (a client that delivers synchronously) queues its batch: the scratch is in use.
+    if (this.#inDirect) return 0;
+    this.#inDirect = true;
+    try {
+      return this.#runDirectLoop(lane, messages, offsets, first, count);
+    } finally {
+      this.#inDirect = false;
+    }
+  }
+
+  #runDirectLoop(lane: Lane<M>, messages: readonly M[], offsets: ArrayLike<number>, first: number, count: number): number {
+    const d = this.#dispatcher;
+    const handler = this.#handler;
+    if (doneScratch.length < count) doneScratch = new Float64Array(Math.max(count, doneScratch.length * 2));
+    const done = doneScratch;
+    let k = 0; // handles finished and not applied yet: done[0 .. k)
+    let i = 0;
+    while (i < count && d.canStartDirect(lane)) {
+      const m = messages[i];
+      const work = new Work<M>(lane, m, offsets[i], first + i, undefined);
+      i++;
+      d.beginDirect(work);
+      let result: unknown;
+      try {
+        result = handler(m, work);
+      } catch (error) {
+        k = this.#completeDirect(lane, done, k);
+        d.keepDirect(work, this.#keyOf?.(m));
+        this.#attemptFailed(work, error);
+        continue;
+      }
+      if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
+        d.keepDirect(work, this.#keyOf?.(m));
+        (result as PromiseLike<unknown>).then(
+          () => this.#attemptOk(work),
+          (error: unknown) => this.#attemptFailed(work, error),
+        );
+      } else {
+        d.endDirect(work);
+        done[k++] = work.handle;
+      }
+    }
+    this.#completeDirect(lane, done, k);
+    lane.notifyIdle();
+    return i;
+  }
+
+  /** Applies `done[0 .. k)`, the handles of directly run records that finished; returns 0 (nothing left to apply). */
+  #completeDirect(lane: Lane<M>, done: Float64Array, k: number): number {
+    if (k === 0 || lane.abandoned) return 0;
+    const n = lane.tracker.completeMany(done.subarray(0, k));
+    if (n > 0) {
+      this.#completed += n;
+      this.#scheduler.notify();
+    }
+    return 0;
   }
 
   // ---- records ----
@@ -716,7 +791,7 @@ export class ParallelConsumer<M> {
       this.#completed++;
       this.#scheduler.notify();
       if (this.#dispatcher.wantsRetained(lane) && !lane.ended) {
-        this.#dispatcher.setRetained(lane, lane.tracker.stats().retained);
+        this.#dispatcher.setRetained(lane, lane.tracker.retained);
       }
     } else if (r === Completion.Completed) {
       this.#completed++;

@@ -190,6 +190,11 @@ export class Tracker {
     return this.#store === undefined ? 0 : this.#store.blocked();
   }
 
+  /** Entries held, pending and completed-but-blocked (`stats().retained`, without the snapshot); 0 after {@link revoke}. */
+  get retained(): number {
+    return this.#store === undefined ? 0 : this.#store.retained();
+  }
+
   /**
    * Registers a delivered batch, whole and in delivery order, before any of its work
    * is dispatched. The whole batch is validated first; on any error nothing changes.

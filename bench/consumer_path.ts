@@ -1,0 +1,170 @@
+/**
+ * The runner's own cost per record, without a broker: batches of an in-memory client go
+ * through `ParallelConsumer` (tracker, dispatcher, commits to a client that acknowledges at
+ * once) with a no-op handler, in each ordering, against the floor of calling the handler
+ * with a fresh context object per record. Records per second of each, and the runner's
+ * extra nanoseconds per record over the floor (medians of the rounds).
+ *
+ *     node --import tsx bench/consumer_path.ts [--batches N] [--batch N] [--rounds N]
+ *     bun bench/consumer_path.ts …;  deno run -A bench/consumer_path.ts …
+ *
+ * @module
+ */
+import process from "node:process";
+import {
+  type ClientSink,
+  type CommitOffset,
+  type ConsumerClient,
+  type Ordering,
+  ParallelConsumer,
+  type RecordContext,
+} from "../core/mod.ts";
+import { cli, intFlag, runtimeName } from "./cli.ts";
+
+const NAME = "consumer_path";
+const o = cli(
+  NAME,
+  `usage: node --import tsx bench/consumer_path.ts [options]   (or bun / deno run -A)
+
+The runner's cost per record with a no-op handler, in memory (no broker), per ordering,
+against calling the handler with a fresh context per record.
+
+  --batches N   batches per round (default 30: 10 per partition, 3 partitions)
+  --batch N     records per batch (default 10000, KafkaJS's size for 1 MB of small records)
+  --rounds N    measured rounds after one discarded (default 7)
+  --async       the handler returns a resolved promise (the queued path) instead of returning at once
+  -h, --help    this text`,
+  { batches: { type: "string" }, batch: { type: "string" }, rounds: { type: "string" }, async: { type: "boolean" } },
+);
+const BATCHES = o.batches === undefined ? 30 : intFlag(NAME, "batches", o.batches, 1);
+const BATCH = o.batch === undefined ? 10_000 : intFlag(NAME, "batch", o.batch, 1);
+const ROUNDS = o.rounds === undefined ? 7 : intFlag(NAME, "rounds", o.rounds, 1);
+const ASYNC = o.async === true;
+const PARTITIONS = 3;
+const KEYS = 10_000;
+
+/** A record as a client hands it over (KafkaJS-like: the offset as a string, a key). */
+interface Msg {
+  key: string;
+  value: string;
+  offset: string;
+}
+
+/** An in-memory client: the bench delivers batches by hand; commits are acknowledged at once. */
+class InMemoryClient implements ConsumerClient<Msg> {
+  sink!: ClientSink<Msg>;
+  commits = 0;
+  start(sink: ClientSink<Msg>): Promise<void> {
+    this.sink = sink;
+    return Promise.resolve();
+  }
+  pause(): void {}
+  resume(): void {}
+  commit(_offsets: readonly CommitOffset[]): Promise<void> {
+    this.commits++;
+    return Promise.resolve();
+  }
+  stopFetching(): void {}
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+  keyOf(m: Msg): string | undefined {
+    return m.key;
+  }
+}
+
+/** Batch `b` of round `r`: records of partition `b % 3` at consecutive offsets after the round's earlier batches. */
+function batch(r: number, b: number): { partition: number; messages: Msg[]; offsets: Float64Array; next: number } {
+  const partition = b % PARTITIONS;
+  const perRound = (BATCHES / PARTITIONS) * BATCH;
+  const first = r * perRound + Math.floor(b / PARTITIONS) * BATCH;
+  const messages: Msg[] = new Array(BATCH);
+  const offsets = new Float64Array(BATCH);
+  for (let i = 0; i < BATCH; i++) {
+    messages[i] = { key: `k${(first + i) % KEYS}`, value: "x", offset: String(first + i) };
+    offsets[i] = first + i;
+  }
+  return { partition, messages, offsets, next: first + BATCH };
+}
+
+/** Milliseconds `take` spends on the batches of round `r` (made one at a time, outside the timing, as a client decodes them). */
+function timeRound(r: number, take: (b: ReturnType<typeof batch>) => void): number {
+  let ms = 0;
+  for (let b = 0; b < BATCHES; b++) {
+    const x = batch(r, b);
+    const t0 = performance.now();
+    take(x);
+    ms += performance.now() - t0;
+  }
+  return ms;
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+let sink = 0;
+const noop = (m: Msg, c: RecordContext): void => {
+  if (c.offset < 0) sink += m.value.length; // never: keeps the call from being optimised away
+};
+
+/** The floor: the handler called with a fresh context object per record. */
+function floor(b: ReturnType<typeof batch>): void {
+  for (let i = 0; i < b.messages.length; i++) {
+    noop(b.messages[i], { topic: "t", partition: b.partition, offset: b.offsets[i], attempt: 1, signal: undefined! });
+  }
+}
+
+/** {@link timeRound} for a `take` that settles later (the queued path): the time until it settled. */
+async function timeRoundAsync(r: number, take: (b: ReturnType<typeof batch>) => Promise<void>): Promise<number> {
+  let ms = 0;
+  for (let b = 0; b < BATCHES; b++) {
+    const x = batch(r, b);
+    const t0 = performance.now();
+    await take(x);
+    ms += performance.now() - t0;
+  }
+  return ms;
+}
+
+async function runner(ordering: Ordering): Promise<number[]> {
+  const client = new InMemoryClient();
+  let handled = 0, delivered = 0;
+  const handler = ASYNC ? (m: Msg, ctx: RecordContext) => Promise.resolve(noop(m, ctx)).then(() => void handled++) : noop;
+  const c = new ParallelConsumer<Msg>(client, { ordering, handler });
+  await c.start();
+  client.sink.assigned(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: "t", partition })));
+  const ms: number[] = [];
+  for (let r = 0; r <= ROUNDS; r++) {
+    ms.push(await timeRoundAsync(r, async (b) => {
+      // a refused batch (backpressure) is delivered again once the runner caught up, as a client would
+      while (!client.sink.deliver({ topic: "t", ...b })) await new Promise((r) => setTimeout(r, 0));
+      delivered += BATCH;
+      if (ASYNC) while (handled < delivered) await new Promise((r) => setTimeout(r, 0)); // the batch finished
+    }));
+    await new Promise((r) => setTimeout(r, 5)); // commits go out between rounds, as between fetches
+  }
+  await c.shutdown();
+  if (c.metrics().completed !== (ROUNDS + 1) * BATCHES * BATCH) throw new Error("not every record completed");
+  return ms.slice(1); // the first round is the warm-up
+}
+
+const records = BATCHES * BATCH;
+const floorMs = median(Array.from({ length: ROUNDS + 1 }, (_, r) => timeRound(r, floor)).slice(1));
+const rate = (ms: number): string => `${(records / ms / 1000).toFixed(2)} M rec/s`;
+const version = process.versions.bun ?? (globalThis as { Deno?: { version: { deno: string } } }).Deno?.version.deno ??
+  process.versions.node;
+console.log(
+  `${runtimeName()} ${version}: ${records.toLocaleString("en")} records per round, ${ROUNDS} rounds, medians, ` +
+    `handler ${ASYNC ? "returns a resolved promise" : "returns at once"}`,
+);
+console.log("| path | records/s | ns per record over the floor |");
+console.log("|---|---:|---:|");
+console.log(`| handler + fresh context (floor) | ${rate(floorMs)} | 0 |`);
+for (const ordering of ["unordered", "key", "partition"] as const) {
+  const ms = median(await runner(ordering));
+  console.log(`| runner, ${ordering} | ${rate(ms)} | ${(((ms - floorMs) * 1e6) / records).toFixed(0)} |`);
+}
+if (sink !== 0) console.log(sink);
