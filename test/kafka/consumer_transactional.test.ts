@@ -54,7 +54,8 @@ test("exactly-once: one committed output per input, dead letters in the same tra
     await waitFor(() => consumer.metrics().completed === N, 60_000, `${N} completed (${consumer.metrics().completed})`);
     const total = (m: Map<number, string>) => [...m.values()].reduce((n, v) => n + Number(v), 0);
     const want = total(await endOffsets(brokers, topic));
-    for (let t0 = Date.now(); total(await committedOffsets(brokers, groupId, topic)) < want;) {
+    const t0 = Date.now();
+    while (total(await committedOffsets(brokers, groupId, topic)) < want) {
       if (Date.now() - t0 > 30_000) assert.fail("the transactions did not commit every offset within 30 s");
       await new Promise((r) => setTimeout(r, 200));
     }
