@@ -75,8 +75,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 interface PartitionProducer {
   readonly producer: Producer;
-  /** A transaction is in flight. */
-  busy: boolean;
+  /** Transactions in flight or waiting for the one before them. */
+  busy: number;
+  /** Settles when the last transaction handed to it settled: one transaction at a time per producer. */
+  tail: Promise<void>;
   /** Its last transaction failed or timed out (outcome unknown): never used again. */
   broken: boolean;
 }
@@ -234,7 +236,7 @@ export class KafkaJSTransactions implements TransactionalPort {
       transactionTimeout: this.#options.transactionTimeoutMs ?? 60_000,
     });
     this.#stats.created++;
-    const pp: PartitionProducer = { producer, busy: false, broken: false };
+    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false };
     try {
       await producer.connect();
       // KafkaJS sends InitProducerId at the first transaction(); nothing is added, so the abort sends nothing.
@@ -291,11 +293,15 @@ export class KafkaJSTransactions implements TransactionalPort {
 
   async #one(t: PartitionTransaction, timeoutMs: number): Promise<TransactionOutcome> {
     const pp = this.#producers.get(tpKey(t.topic, t.partition));
-    if (!pp || pp.broken || pp.busy || this.#closed) {
+    if (!pp || pp.broken || this.#closed) {
       return { ok: false, fenced: false, error: new Error(`no usable transactional producer for ${t.topic}/${t.partition}`) };
     }
-    pp.busy = true;
+    pp.busy++;
+    const before = pp.tail;
     const run = (async () => {
+      // A revoke's urgent commit may overlap the periodic one: they go one after the other.
+      await before;
+      if (pp.broken) throw new Error(`the previous transaction of ${t.topic}/${t.partition} failed`);
       const txn = await pp.producer.transaction();
       try {
         if (t.outputs.length > 0) {
@@ -321,6 +327,7 @@ export class KafkaJSTransactions implements TransactionalPort {
         throw error;
       }
     })();
+    pp.tail = run.catch(() => {});
     try {
       await timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
       return { ok: true };
@@ -329,7 +336,7 @@ export class KafkaJSTransactions implements TransactionalPort {
       return { ok: false, fenced: isFenced(error), error };
     } finally {
       // A timed-out run may still be going: the producer counts as busy until it settles.
-      void run.catch(() => {}).finally(() => (pp.busy = false));
+      void run.catch(() => {}).finally(() => pp.busy--);
     }
   }
 
