@@ -27,6 +27,10 @@
  * report the group generation); a record's id is the one current when its successful
  * attempt started.
  *
+ * With `mode: "exactly-once"` the consumer is transactional and the handler also sends one
+ * output per input to `<topic>.out` (same partition, headers `from` and `by`), committed
+ * with the record's completion.
+ *
  * The process exits when the harness's process is gone.
  *
  * @module
