@@ -10,12 +10,14 @@
  * fails (INVALID_PRODUCER_EPOCH / PRODUCER_FENCED). The committed offsets are read only
  * after that, so they are stable; then fetching seeks back to them.
  *
- * Cost, bounded: producers are made lazily, when a partition is assigned; a partition kept
- * through an orderly revoke keeps its producer (nobody else can have owned it in between);
- * a revoked or lost partition's producer is disconnected. KafkaJS binds the transactional
- * id to the producer object and initialises it once, so a reset (a failed, timed-out or
- * fenced transaction) replaces the producer; its InitProducerId also settles the uncertain
- * transaction. Each producer holds its own connections (one per broker it talks to).
+ * Cost, bounded: producers are made lazily, when a partition is assigned, and live while
+ * it stays assigned; a revoked or lost partition's producer is disconnected. KafkaJS binds
+ * the transactional id to the producer object and sends InitProducerId once per object, so
+ * fencing anew — at every assignment (a member that owned the partition in between may hold
+ * a newer epoch: KafkaJS does not report the generation, so a kept partition cannot be told
+ * apart) and at a reset after a failed, timed-out or fenced transaction — means a new
+ * producer; its InitProducerId also settles the uncertain transaction. Each producer holds
+ * its own connections (one per broker it talks to).
  *
  * @module
  */

@@ -467,7 +467,6 @@ export class ParallelConsumer<M> {
   #assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>): void {
     const keep = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
     const finals: PartitionCommit[] = [];
-    const kept = new Set<string>();
     if (this.#tx) {
       const gone = [...this.#dispatcher.lanes()].filter((l) => !keep.has(tpKey(l.topic, l.partition)));
       if (gone.length > 0) void this.#tx.port.release(gone).catch(() => {});
@@ -477,7 +476,6 @@ export class ParallelConsumer<M> {
       if (this.#orderly && keep.has(tpKey(lane.topic, lane.partition))) {
         const f = this.#frontier.revoke(lane.topic, lane.partition);
         if (f && !this.#tx) finals.push(f); // transactional: the revoke's flush was the final transaction
-        kept.add(tpKey(lane.topic, lane.partition));
       } else {
         this.#frontier.lose(lane.topic, lane.partition);
       }
@@ -500,7 +498,10 @@ export class ParallelConsumer<M> {
     this.#scheduler.addFinal(finals);
     if (this.#tx) {
       void committed?.catch(() => {}); // read again after fencing
-      this.#txOpen(lanes, kept, new Map());
+      // Every assignment fences anew, kept partitions too: the client does not say which
+      // generation this is, so a member that owned a partition in between (a zombie now)
+      // may hold a newer producer epoch than ours.
+      this.#txOpen(lanes, new Map());
     } else if (committed !== undefined && this.#completedSets && lanes.length > 0) {
       // Held until the claims are read: no batch is registered before its claim is known.
       for (const lane of lanes) lane.held = true;
@@ -987,18 +988,18 @@ export class ParallelConsumer<M> {
       fresh.push(next);
       tx.m.resets++;
     }
-    if (fresh.length > 0) this.#txOpen(fresh, new Set(), fallbacks);
+    if (fresh.length > 0) this.#txOpen(fresh, fallbacks);
   }
 
   /** Holds new lanes until their producers are open (fenced) and their committed offsets read; then claims and release. */
-  #txOpen(lanes: readonly Lane<M>[], kept: ReadonlySet<string>, fallbacks: ReadonlyMap<string, number>): void {
+  #txOpen(lanes: readonly Lane<M>[], fallbacks: ReadonlyMap<string, number>): void {
     if (lanes.length === 0) return;
     for (const lane of lanes) lane.held = true;
     this.#client.pause(lanes);
     const parts = lanes.map((l) => {
       const key = tpKey(l.topic, l.partition);
       const fallback = fallbacks.get(key);
-      return { topic: l.topic, partition: l.partition, kept: kept.has(key), ...(fallback !== undefined ? { fallback } : {}) };
+      return { topic: l.topic, partition: l.partition, kept: false, ...(fallback !== undefined ? { fallback } : {}) };
     });
     this.#tx!.port.open(parts, lanes[0].controller.signal).then(
       (positions) => this.#claims(lanes, positions),

@@ -65,9 +65,10 @@ export type TransactionOutcome =
 /** A partition to open at assignment or reset. */
 export interface OpenPartition extends TopicPartition {
   /**
-   * `true`: this consumer owned the partition in the previous generation and kept it
-   * through an orderly revoke; the binding may keep its producer if that producer has no
-   * unsettled transaction (nobody else can have owned the partition in between).
+   * `true`: this consumer owned the partition in the previous generation and nobody can
+   * have owned it in between; the binding may then keep a producer that has no unsettled
+   * transaction instead of fencing anew. The runner passes `false` unless a client can
+   * prove that (KafkaJS does not report the generation, so with it every assignment fences).
    */
   readonly kept: boolean;
   /** Where to seek when the group has no committed offset (the previous assignment's first offset), if known. */
