@@ -252,6 +252,11 @@ export class KafkaJSTransactions implements TransactionalPort {
     this.#stats.lastInitMs = ms;
     this.#stats.totalInitMs += ms;
     if (this.#stats.maxInitMs === undefined || ms > this.#stats.maxInitMs) this.#stats.maxInitMs = ms;
+    if (this.#closed) {
+      // Closed meanwhile (shutdown): an open producer would keep the process alive.
+      void this.#disconnect(pp);
+      throw new Error("the transactional producers were closed");
+    }
     const now = this.#producers.get(key);
     if (now) void this.#disconnect(now); // a concurrent open won: keep the newest (it fenced the other)
     this.#producers.set(key, pp);
