@@ -497,6 +497,7 @@ export class ParallelConsumer<M> {
     }
     this.#scheduler.addFinal(finals);
     if (this.#tx) {
+      this.#tx.stage.prune((l) => l.ended); // what ended assignments staged: never committed, redone
       void committed?.catch(() => {}); // read again after fencing
       // Every assignment fences anew, kept partitions too: the client does not say which
       // generation this is, so a member that owned a partition in between (a zombie now)
@@ -920,6 +921,7 @@ export class ParallelConsumer<M> {
     const tx = this.#tx!;
     const lanes = offsets.map((o) => this.#dispatcher.lane(o.topic, o.partition));
     const txs = offsets.map((o, i) => ({ ...o, outputs: lanes[i] ? tx.stage.take(lanes[i]!, claimEnd(o)) : [] }));
+    tx.stage.prune((l) => l.ended);
     tx.m.begun += txs.length;
     const started = performance.now();
     let outcomes;

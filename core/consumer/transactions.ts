@@ -197,6 +197,11 @@ export class TransactionStage<A extends object> {
     return out;
   }
 
+  /** Drops the ready outputs of every assignment `ended` says is over (their records run again). */
+  prune(ended: (assignment: A) => boolean): void {
+    for (const a of [...this.#ready.keys()]) if (ended(a)) this.drop(a);
+  }
+
   /** The assignment ended or was reset: its ready outputs are dropped (their records run again). */
   drop(assignment: A): void {
     const list = this.#ready.get(assignment);

@@ -190,6 +190,9 @@ describe("TransactionStage", () => {
     assert.equal(s.size, 3);
     assert.deepEqual(s.take(a, 10).map((o) => o.value), ["9a", "9b"]);
     assert.deepEqual(s.take(a, 100), []);
+    s.completed(a, 12, [{ topic: "o", value: "12" }]);
+    s.prune((x) => x === a);
+    assert.equal(s.size, 1, "the ended assignment's outputs are gone");
     s.drop(b);
     assert.equal(s.size, 0);
     assert.deepEqual(s.take(b, 100), []);
