@@ -118,6 +118,17 @@ export function toKafkaJSMessage(r: OutputRecord): Message {
   };
 }
 
+/** Output bytes per produce request of a transaction. */
+const REQUEST_BYTES = 256 * 1024;
+
+/** An output record's size as sent, roughly (key, value, headers, per-record overhead). */
+function sizeOf(r: OutputRecord): number {
+  const len = (v: string | Uint8Array | null | undefined): number => v == null ? 0 : typeof v === "string" ? v.length * 3 : v.byteLength;
+  let n = 24 + len(r.key) + len(r.value);
+  if (r.headers) for (const [k, v] of Object.entries(r.headers)) n += k.length * 3 + len(v) + 4;
+  return n;
+}
+
 function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
@@ -311,9 +322,15 @@ export class KafkaJSTransactions implements TransactionalPort {
       if (pp.broken) throw new Error(`the previous transaction of ${t.topic}/${t.partition} failed`);
       const txn = await pp.producer.transaction();
       try {
-        if (t.outputs.length > 0) {
+        // Requests of at most ~REQUEST_BYTES: one record batch per output partition must stay
+        // under the broker's message.max.bytes (1 MiB by default), and KafkaJS encodes a
+        // request whole before sending it.
+        for (let i = 0; i < t.outputs.length;) {
           const byTopic = new Map<string, Message[]>();
-          for (const r of t.outputs) {
+          let bytes = 0;
+          for (; i < t.outputs.length && (bytes < REQUEST_BYTES || byTopic.size === 0); i++) {
+            const r = t.outputs[i];
+            bytes += sizeOf(r);
             const list = byTopic.get(r.topic);
             if (list) list.push(toKafkaJSMessage(r));
             else byTopic.set(r.topic, [toKafkaJSMessage(r)]);
