@@ -290,7 +290,7 @@ export class ParallelConsumer<M> {
         this.#commitFailures++;
         this.#events.emit("error", { kind: "commit", error, ...(offsets.length === 1 ? offsets[0] : {}) });
       },
-    }, this.#tx ? { ...options.commit, timeoutMs: 2 * this.#tx.timeoutMs + 1_000 } : options.commit); // the port bounds each transaction and its abort
+    }, this.#tx ? { ...options.commit, timeoutMs: this.#tx.timeoutMs + 1_000 } : options.commit); // the port bounds each transaction
     for (const [event, listener] of Object.entries(options.on ?? {})) {
       if (listener) this.#events.on(event as keyof ConsumerEvents, listener as Listener<unknown>);
     }

@@ -198,7 +198,7 @@ async function main(): Promise<void> {
       concurrency: cfg.concurrency,
       retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 200 },
       deadLetter: { producer },
-      ...(eos ? { transactional: { timeoutMs: 10_000, transactionTimeoutMs: 20_000 } } : {}),
+      ...(eos ? { transactional: { timeoutMs: 5_000, transactionTimeoutMs: 20_000 } } : {}),
       handler: async (message, { topic, partition, offset, attempt, send }) => {
         const id = assignment(); // the assignment this attempt runs in
         const key = message.key?.toString() ?? "";
