@@ -40,6 +40,8 @@ import type {
 } from "../core/consumer/client.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
+import type { OutputRecord } from "../core/consumer/transactions.ts";
+import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./kafkajs_transactions.ts";
 
 /** Where dead letters go. */
 export interface DeadLetterOptions {
@@ -50,7 +52,7 @@ export interface DeadLetterOptions {
 }
 
 /** Options of a KafkaJS parallel consumer. */
-export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler"> {
+export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler" | "transactional"> {
   /**
    * A KafkaJS consumer from `kafka.consumer({ groupId, … })`, not connected yet. A
    * `maxWaitTimeInMs` of a few hundred ms makes resumes take effect sooner (KafkaJS
@@ -70,8 +72,19 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
   fromBeginning?: boolean;
   /** Runs once per record (again on retries): the KafkaJS message and its topic, partition, offset, attempt and signal. */
   handler: Handler<KafkaMessage>;
-  /** Dead-letter producer; with it, records whose retries are used up are dead-lettered (see `retry.onExhausted`). */
+  /**
+   * Dead-letter producer; with it, records whose retries are used up are dead-lettered
+   * (see `retry.onExhausted`). With `transactional` the dead letter goes in the record's
+   * transaction instead and `producer` is not used.
+   */
   deadLetter?: DeadLetterOptions;
+  /**
+   * Exactly-once consume → process → produce (needs `kafka`): the handler's context gains
+   * `send(...)`; its records and the record's completion commit in one transaction (one
+   * transactional producer per assigned partition, id `<prefix>-<topic>-<partition>`).
+   * Read the outputs with `read_committed` (KafkaJS's default).
+   */
+  transactional?: KafkaJSTransactionalOptions;
 }
 
 /** Header names carried by a dead letter (besides the record's own headers). */
@@ -94,6 +107,19 @@ function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: str
     else byTopic.set(topic, [partition]);
   }
   return [...byTopic].map(([topic, ps]) => ({ topic, partitions: ps }));
+}
+
+/** A dead letter's headers: the record's own plus where it came from and why it failed. */
+function deadLetterHeaders(message: KafkaMessage, info: DeadLetterInfo): IHeaders {
+  const headers: IHeaders = { ...(message.headers ?? {}) };
+  const err = info.error;
+  headers[DEAD_LETTER_HEADERS.error] = errorText(err).slice(0, 4096);
+  headers[DEAD_LETTER_HEADERS.errorName] = err instanceof Error ? err.name : typeof err;
+  headers[DEAD_LETTER_HEADERS.topic] = info.topic;
+  headers[DEAD_LETTER_HEADERS.partition] = String(info.partition);
+  headers[DEAD_LETTER_HEADERS.offset] = String(info.offset);
+  headers[DEAD_LETTER_HEADERS.attempts] = String(info.attempts);
+  return headers;
 }
 
 function errorText(error: unknown): string {
@@ -420,14 +446,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   }
 
   async #produceDeadLetter(message: KafkaMessage, info: DeadLetterInfo): Promise<void> {
-    const headers: IHeaders = { ...(message.headers ?? {}) };
-    const err = info.error;
-    headers[DEAD_LETTER_HEADERS.error] = errorText(err).slice(0, 4096);
-    headers[DEAD_LETTER_HEADERS.errorName] = err instanceof Error ? err.name : typeof err;
-    headers[DEAD_LETTER_HEADERS.topic] = info.topic;
-    headers[DEAD_LETTER_HEADERS.partition] = String(info.partition);
-    headers[DEAD_LETTER_HEADERS.offset] = String(info.offset);
-    headers[DEAD_LETTER_HEADERS.attempts] = String(info.attempts);
+    const headers = deadLetterHeaders(message, info);
     await this.#dlqProducer!.send({
       topic: this.#dlqTopic(info.topic),
       acks: -1,
@@ -462,13 +481,37 @@ function signature(list: ReadonlyArray<{ topic: string; partition: number; offse
  * ```
  */
 export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): ParallelConsumer<KafkaMessage> {
-  const { consumer, kafka, topics, fromBeginning, deadLetter, ...rest } = options;
+  const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, ...rest } = options;
+  if (transactional !== undefined) {
+    // The port opens (fences) each partition before reading its committed offsets: the client reads none.
+    const client = new KafkaJSClient(consumer, topics, fromBeginning !== undefined ? { fromBeginning } : {});
+    const port = new KafkaJSTransactions(kafka as Kafka, consumer, transactional, {
+      ...(fromBeginning !== undefined ? { fromBeginning } : {}),
+      ...(deadLetter !== undefined ? { deadLetter: transactionalDeadLetter(deadLetter) } : {}),
+    });
+    return new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
+  }
   const client = new KafkaJSClient(consumer, topics, {
     ...(fromBeginning !== undefined ? { fromBeginning } : {}),
     ...(deadLetter !== undefined ? { deadLetter } : {}),
     ...(kafka !== undefined ? { kafka } : {}),
   });
   return new ParallelConsumer<KafkaMessage>(client, { ...rest, handler: unlimitedSignalListeners(rest.handler) });
+}
+
+/** The dead letter of a record as an output of its transaction. */
+function transactionalDeadLetter(o: DeadLetterOptions): (message: unknown, info: DeadLetterInfo) => OutputRecord {
+  const t = o.topic;
+  const topicOf = typeof t === "function" ? t : typeof t === "string" ? () => t : (topic: string) => `${topic}.DLT`;
+  return (message, info) => {
+    const m = message as KafkaMessage;
+    const headers: Record<string, string | Uint8Array> = {};
+    for (const [k, v] of Object.entries(deadLetterHeaders(m, info))) {
+      if (typeof v === "string" || v instanceof Uint8Array) headers[k] = v;
+      else if (Array.isArray(v) && v.length > 0) headers[k] = v[0] as string | Uint8Array;
+    }
+    return { topic: topicOf(info.topic), key: m.key, value: m.value, headers, timestamp: m.timestamp };
+  };
 }
 
 /** {@link createKafkaJSConsumer}, started: resolves once consuming has begun. */
@@ -525,7 +568,12 @@ export {
   type PartitionMetrics,
   type PauseEvent,
   PartitionStoppedError,
+  type OutputRecord,
   type RecordContext,
   type ResumeEvent,
   type RetryEvent,
+  type TransactionalContext,
+  type TransactionEvent,
+  type TransactionMetrics,
 } from "../core/mod.ts";
+export { isFenced, type KafkaJSTransactionalOptions, KafkaJSTransactions, type TransactionalProducerStats } from "./kafkajs_transactions.ts";

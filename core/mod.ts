@@ -77,10 +77,26 @@ export {
   type RetryPolicy,
 } from "./consumer/retry.ts";
 export {
+  checkOutput,
+  claimEnd,
+  type OpenPartition,
+  type OutputRecord,
+  type PartitionTransaction,
+  TransactionFailedError,
+  type TransactionalOptions,
+  type TransactionalPort,
+  type TransactionalSend,
+  type TransactionEvent,
+  type TransactionMetrics,
+  type TransactionOutcome,
+  TransactionStage,
+} from "./consumer/transactions.ts";
+export {
   type ConsumerState,
   type Handler,
   ParallelConsumer,
   type ParallelConsumerOptions,
   PartitionStoppedError,
   type RecordContext,
+  type TransactionalContext,
 } from "./consumer/runner.ts";

@@ -6,6 +6,7 @@
  * @module
  */
 import type { CommitOffset, TopicPartition } from "./client.ts";
+import type { TransactionEvent, TransactionMetrics } from "./transactions.ts";
 
 /** The state of a partition's lane. */
 export type PartitionState = "active" | "draining" | "stopped";
@@ -70,6 +71,8 @@ export interface ConsumerMetrics {
   lastCommitLatencyMs: number | undefined;
   /** Largest commit latency seen. */
   maxCommitLatencyMs: number | undefined;
+  /** Exactly-once mode only: transactions begun, committed, aborted, fenced, their sizes and latencies. */
+  transactions?: TransactionMetrics;
 }
 
 /** Payload of the `commit` event: an acknowledged commit. */
@@ -172,6 +175,7 @@ export interface ClaimEvent extends TopicPartition {
  * | `deadLetter` | the dead-letter produce of a record was acknowledged (the record now counts as complete) | {@link DeadLetterEvent}: `topic`, `partition`, `offset`, `attempts`, `error` |
  * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |
  * | `stall`      | no commit was acknowledged for `commit.stallMs` while records finished: no record starts until one is (or that hold ended) | {@link StallEvent}: `stalled`, `sinceMs` |
+ * | `transaction`| exactly-once mode: one partition's transaction ended (committed, aborted or fenced) | {@link TransactionEvent}: `topic`, `partition`, `outcome`, `offset`, `records`, `latencyMs`, `error?` |
  * | `claim`      | at assignment, a partition's committed metadata was read back: used as a completed set, or ignored with the reason | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
  *
  * `error` kinds: `commit` (a commit failed or timed out: nothing moved, it is proposed
@@ -199,6 +203,8 @@ export interface ConsumerEvents {
   claim: ClaimEvent;
   /** Dispatching was held because commits stopped landing, or released. */
   stall: StallEvent;
+  /** Exactly-once mode: one partition's transaction ended. */
+  transaction: TransactionEvent;
 }
 
 /** A listener of one event. */

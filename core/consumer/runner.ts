@@ -37,6 +37,19 @@ import {
   type PartitionMetrics,
 } from "./metrics.ts";
 import { type ResolvedRetryPolicy, type RetryPolicy, backoffDelay, canRetry, resolveRetryPolicy } from "./retry.ts";
+import {
+  checkOutput,
+  claimEnd,
+  emptyTransactionMetrics,
+  type OutputRecord,
+  resolveTransactionalOptions,
+  TransactionFailedError,
+  type TransactionalOptions,
+  type TransactionalPort,
+  type TransactionalSend,
+  type TransactionMetrics,
+  TransactionStage,
+} from "./transactions.ts";
 
 /** What the handler gets besides the record. */
 export interface RecordContext {
@@ -50,6 +63,12 @@ export interface RecordContext {
   readonly attempt: number;
   /** Aborted when the work is abandoned: the partition was revoked or lost, or the shutdown grace expired. */
   readonly signal: AbortSignal;
+  /**
+   * Exactly-once mode only (`transactional`): stages records to produce; they are
+   * committed in one transaction with this record's completion, and only if this attempt
+   * succeeds. Absent otherwise.
+   */
+  readonly send?: (...records: OutputRecord[]) => void;
 }
 
 /** The user's record handler. A thrown error or rejected promise is a failed attempt. */
@@ -75,7 +94,17 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
   capacity?: number;
   /** Event listeners. */
   on?: ConsumerListeners;
+  /**
+   * Exactly-once mode (see transactions.ts): the handler's context gains `send`, and each
+   * commit cycle commits, per partition, one transaction with the outputs of exactly the
+   * records it calls finished plus the offset and completed set. `port`: the client's
+   * transactional plumbing (the KafkaJS binding makes it from its `transactional` option).
+   */
+  transactional?: TransactionalOptions & { port: TransactionalPort };
 }
+
+/** The handler's context in exactly-once mode: {@link RecordContext} with `send`. */
+export type TransactionalContext = RecordContext & TransactionalSend;
 
 /** A record failed for good under `onExhausted: "stop"` (or its dead letter could not be produced): its partition stopped. */
 export class PartitionStoppedError extends OffsetFrontierError {
@@ -184,6 +213,7 @@ export class ParallelConsumer<M> {
   #commitFailures = 0;
   #lastCommitMs: number | undefined;
   #maxCommitMs: number | undefined;
+  readonly #tx: { port: TransactionalPort; stage: TransactionStage<Lane<M>>; timeoutMs: number; m: TransactionMetrics } | undefined;
 
   /**
    * A consumer over `client`, not started yet.
@@ -197,7 +227,18 @@ export class ParallelConsumer<M> {
     }
     this.#client = client;
     this.#handler = options.handler;
-    this.#retry = resolveRetryPolicy(options.retry, typeof client.deadLetter === "function");
+    const txo = options.transactional;
+    if (txo !== undefined && (txo === null || typeof txo.port?.commit !== "function" || typeof txo.port?.open !== "function")) {
+      throw new InvalidArgumentError(`transactional.port must be a TransactionalPort; got ${describe(txo?.port)}`);
+    }
+    this.#tx = txo === undefined ? undefined : {
+      port: txo.port,
+      stage: new TransactionStage<Lane<M>>(),
+      timeoutMs: resolveTransactionalOptions(txo).timeoutMs,
+      m: emptyTransactionMetrics(),
+    };
+    const canDeadLetter = this.#tx ? typeof this.#tx.port.deadLetter === "function" : typeof client.deadLetter === "function";
+    this.#retry = resolveRetryPolicy(options.retry, canDeadLetter);
     this.#drainMs = nonNegative("drainTimeoutMs", options.drainTimeoutMs, 5_000);
     this.#graceMs = nonNegative("shutdownGraceMs", options.shutdownGraceMs, 10_000);
     const completedSet = options.commit?.completedSet;
@@ -240,7 +281,7 @@ export class ParallelConsumer<M> {
     this.#scheduler = new CommitScheduler(this.#frontier, {
       send: (offsets) => {
         const seq = this.#assignSeq;
-        return this.#client.commit(offsets).catch((error: unknown) => {
+        return (this.#tx ? this.#txCommit(offsets) : this.#client.commit(offsets)).catch((error: unknown) => {
           // Refused (not timed out) within the current assignment: commits cannot land now.
           if (seq === this.#assignSeq) this.#hold();
           throw error;
@@ -252,7 +293,7 @@ export class ParallelConsumer<M> {
         this.#commitFailures++;
         this.#events.emit("error", { kind: "commit", error, ...(offsets.length === 1 ? offsets[0] : {}) });
       },
-    }, options.commit);
+    }, this.#tx ? { ...options.commit, timeoutMs: this.#tx.timeoutMs + 1_000 } : options.commit); // the port bounds each transaction
     for (const [event, listener] of Object.entries(options.on ?? {})) {
       if (listener) this.#events.on(event as keyof ConsumerEvents, listener as Listener<unknown>);
     }
@@ -351,9 +392,10 @@ export class ParallelConsumer<M> {
     const finals: CommitOffset[] = [];
     for (const lane of [...this.#dispatcher.lanes()]) {
       const f = this.#frontier.revoke(lane.topic, lane.partition);
-      if (f) finals.push(f);
+      if (f && !this.#tx) finals.push(f); // transactional: what finished after the flush is redone
       this.#dispatcher.removeLane(lane);
     }
+    if (this.#tx) await this.#tx.port.close().catch((error: unknown) => this.#events.emit("error", { kind: "client", error }));
     if (finals.length > 0) {
       // Completions that landed after the flush (none unless a handler ignored the grace).
       try {
@@ -415,6 +457,7 @@ export class ParallelConsumer<M> {
       commitFailures: this.#commitFailures,
       lastCommitLatencyMs: this.#lastCommitMs,
       maxCommitLatencyMs: this.#maxCommitMs,
+      ...(this.#tx ? { transactions: { ...this.#tx.m, ready: this.#tx.stage.size } } : {}),
     };
   }
 
@@ -447,11 +490,15 @@ export class ParallelConsumer<M> {
       throw new InvalidArgumentError(`assigned() takes ${bad}; the assignment is unchanged`);
     }
     const finals: PartitionCommit[] = [];
+    if (this.#tx) {
+      const gone = [...this.#dispatcher.lanes()].filter((l) => !keep.has(tpKey(l.topic, l.partition)));
+      if (gone.length > 0) void this.#tx.port.release(gone).catch(() => {});
+    }
     for (const lane of [...this.#dispatcher.lanes()]) {
       // Still ours after an orderly revoke: its final commit is legitimate. Anything else: lost.
       if (this.#orderly && keep.has(tpKey(lane.topic, lane.partition))) {
         const f = this.#frontier.revoke(lane.topic, lane.partition);
-        if (f) finals.push(f);
+        if (f && !this.#tx) finals.push(f); // transactional: the revoke's flush was the final transaction
       } else {
         this.#frontier.lose(lane.topic, lane.partition);
       }
@@ -472,7 +519,14 @@ export class ParallelConsumer<M> {
       lanes.push(lane);
     }
     this.#scheduler.addFinal(finals);
-    if (committed !== undefined && this.#completedSets && lanes.length > 0) {
+    if (this.#tx) {
+      this.#tx.stage.prune((l) => l.ended); // what ended assignments staged: never committed, redone
+      void committed?.catch(() => {}); // read again after fencing
+      // Every assignment fences anew, kept partitions too: the client does not say which
+      // generation this is, so a member that owned a partition in between (a zombie now)
+      // may hold a newer producer epoch than ours.
+      this.#txOpen(lanes, new Map());
+    } else if (committed !== undefined && this.#completedSets && lanes.length > 0) {
       // Held until the claims are read: no batch is registered before its claim is known.
       for (const lane of lanes) lane.held = true;
       this.#client.pause(lanes);
@@ -517,7 +571,8 @@ export class ParallelConsumer<M> {
         if (r.ok) claim = r.set;
         else ignored = r.reason;
       }
-      const mine = this.#frontier.recall(lane.topic, lane.partition, offset);
+      // Transactional: only a committed transaction proves a record's outputs exist.
+      const mine = this.#tx ? undefined : this.#frontier.recall(lane.topic, lane.partition, offset);
       const known = claim !== undefined && mine !== undefined ? unionOfClaims(claim, mine) : claim ?? mine;
       if (known !== undefined) this.#useClaim(lane, known);
       if (this.#events.has("claim")) {
@@ -568,9 +623,10 @@ export class ParallelConsumer<M> {
       for (const lane of lanes) {
         if (lane.ended) continue;
         const f = this.#frontier.revoke(lane.topic, lane.partition);
-        if (f) finals.push(f);
+        if (f && !this.#tx) finals.push(f); // transactional: the flush above was the final transaction
         this.#dispatcher.removeLane(lane);
       }
+      if (this.#tx) void this.#tx.port.release(lanes).catch(() => {});
       if (finals.length > 0) {
         this.#scheduler.addFinal(finals);
         await this.#scheduler.flush();
@@ -586,6 +642,7 @@ export class ParallelConsumer<M> {
       this.#frontier.lose(lane.topic, lane.partition);
       this.#dispatcher.removeLane(lane);
     }
+    if (this.#tx && lanes.length > 0) void this.#tx.port.release(lanes).catch(() => {});
   }
 
   #failed(error: unknown): void {
@@ -598,6 +655,7 @@ export class ParallelConsumer<M> {
     this.#signal?.removeEventListener("abort", this.#onAbort!);
     this.#lost();
     this.#frontier.close();
+    if (this.#tx) void this.#tx.port.close().catch(() => {});
     this.#rejectDone(error);
   }
 
@@ -760,8 +818,32 @@ export class ParallelConsumer<M> {
 
   #start(work: Work<M>): void {
     let result: unknown;
+    let context: RecordContext = work;
+    if (this.#tx) {
+      // This attempt's outputs, kept only if it succeeds.
+      const staged: OutputRecord[] = [];
+      let open = true;
+      const send = (...records: OutputRecord[]): void => {
+        if (!open) throw new InvalidArgumentError(`send() after the handler of ${work.topic}/${work.partition}@${work.offset} settled`);
+        for (const r of records) staged.push(checkOutput(r));
+      };
+      const end = (): void => void (open = false);
+      context = { topic: work.topic, partition: work.partition, offset: work.offset, attempt: work.attempt, signal: work.signal, send } as TransactionalContext;
+      const ok = (): void => (end(), this.#attemptOk(work, staged));
+      const failed = (error: unknown): void => (end(), this.#attemptFailed(work, error));
+      try {
+        result = this.#handler(work.message, context);
+      } catch (error) {
+        failed(error);
+        return;
+      }
+      if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
+        (result as PromiseLike<unknown>).then(ok, failed);
+      } else ok();
+      return;
+    }
     try {
-      result = this.#handler(work.message, work);
+      result = this.#handler(work.message, context);
     } catch (error) {
       this.#attemptFailed(work, error);
       return;
@@ -776,17 +858,21 @@ export class ParallelConsumer<M> {
     }
   }
 
-  #attemptOk(work: Work<M>): void {
+  #attemptOk(work: Work<M>, outputs?: readonly OutputRecord[]): void {
     this.#dispatcher.attemptEnded(work);
-    this.#complete(work);
+    this.#complete(work, outputs);
     this.#dispatcher.pump();
   }
 
-  #complete(work: Work<M>): void {
+  #complete(work: Work<M>, outputs?: readonly OutputRecord[]): void {
     const lane = work.lane;
     this.#dispatcher.settle(work);
     if (lane.abandoned) return;
     const r = lane.tracker.complete(work.handle);
+    // Same tick as the completion: the next proposal and these outputs go together.
+    if (outputs !== undefined && (r === Completion.Advanced || r === Completion.Completed)) {
+      this.#tx?.stage.completed(lane, work.offset, outputs);
+    }
     if (r === Completion.Advanced) {
       this.#completed++;
       this.#scheduler.notify();
@@ -840,6 +926,27 @@ export class ParallelConsumer<M> {
       attempts: work.attempt,
     };
     this.#dispatcher.sideStarted(work);
+    const txDeadLetter = this.#tx?.port.deadLetter;
+    if (txDeadLetter) {
+      // Transactional: the dead letter is the record's output, committed with its completion.
+      let letter: OutputRecord;
+      try {
+        letter = txDeadLetter(work.message, info);
+      } catch (error) {
+        this.#dispatcher.sideEnded(work);
+        this.#stopPartition(work, error);
+        return;
+      }
+      void Promise.resolve().then(() => {
+        this.#dispatcher.sideEnded(work);
+        if (lane.ended) return;
+        this.#deadLettered++;
+        this.#events.emit("deadLetter", info);
+        this.#complete(work, [letter]);
+        this.#dispatcher.pump();
+      });
+      return;
+    }
     let produced: Promise<void>;
     try {
       produced = Promise.resolve(this.#client.deadLetter!(work.message, info));
@@ -896,6 +1003,108 @@ export class ParallelConsumer<M> {
       reason: "stopped",
       retained: lane.retained,
     });
+  }
+
+  // ---- transactions ----
+
+  /**
+   * One commit cycle in exactly-once mode: per partition, the ready outputs of the records
+   * the commit calls finished, taken in this tick (the proposal was made in it), then one
+   * transaction each. Failed partitions are reset; the cycle then rejects.
+   */
+  async #txCommit(offsets: readonly CommitOffset[]): Promise<void> {
+    const tx = this.#tx!;
+    const lanes = offsets.map((o) => this.#dispatcher.lane(o.topic, o.partition));
+    const txs = offsets.map((o, i) => ({ ...o, outputs: lanes[i] ? tx.stage.take(lanes[i]!, claimEnd(o)) : [] }));
+    tx.stage.prune((l) => l.ended);
+    tx.m.begun += txs.length;
+    const started = performance.now();
+    let outcomes;
+    try {
+      outcomes = await tx.port.commit(txs, tx.timeoutMs);
+    } catch (error) {
+      outcomes = txs.map(() => ({ ok: false as const, fenced: false, error }));
+    }
+    const latencyMs = performance.now() - started;
+    const reset: Lane<M>[] = [];
+    let firstError: unknown;
+    outcomes.forEach((r, i) => {
+      const t = txs[i];
+      if (r.ok) {
+        tx.m.committed++;
+        tx.m.records += t.outputs.length;
+        tx.m.lastSize = t.outputs.length;
+        tx.m.lastLatencyMs = latencyMs;
+        if (tx.m.maxLatencyMs === undefined || latencyMs > tx.m.maxLatencyMs) tx.m.maxLatencyMs = latencyMs;
+      } else {
+        if (r.fenced) tx.m.fenced++;
+        else tx.m.aborted++;
+        firstError ??= r.error;
+        const lane = lanes[i];
+        if (lane && !lane.ended) reset.push(lane);
+      }
+      if (this.#events.has("transaction")) {
+        this.#events.emit("transaction", {
+          topic: t.topic,
+          partition: t.partition,
+          outcome: r.ok ? "committed" : r.fenced ? "fenced" : "aborted",
+          offset: t.offset,
+          records: t.outputs.length,
+          latencyMs,
+          ...(r.ok ? {} : { error: r.error }),
+        });
+      }
+    });
+    if (reset.length > 0) this.#txReset(reset);
+    if (firstError !== undefined || outcomes.some((r) => !r.ok)) {
+      throw new TransactionFailedError(
+        `${outcomes.filter((r) => !r.ok).length} of ${txs.length} transactions failed; their partitions run again from the committed offsets` +
+          (firstError instanceof Error ? ` (${firstError.message})` : ""),
+      );
+    }
+  }
+
+  /**
+   * A failed transaction: its partitions start over like a fresh assignment (tracker and
+   * ready outputs discarded, producer replaced, committed offsets read again, fetching
+   * sought back). `confirmed` restarts from the broker's committed offset.
+   */
+  #txReset(lanes: readonly Lane<M>[]): void {
+    const tx = this.#tx!;
+    const fresh: Lane<M>[] = [];
+    const fallbacks = new Map<string, number>();
+    for (const lane of lanes) {
+      if (lane.ended || this.#dispatcher.lane(lane.topic, lane.partition) !== lane) continue;
+      const origin = lane.tracker.origin;
+      if (origin !== undefined) fallbacks.set(tpKey(lane.topic, lane.partition), origin);
+      this.#frontier.lose(lane.topic, lane.partition);
+      this.#dispatcher.removeLane(lane);
+      tx.stage.drop(lane);
+      const next = this.#dispatcher.addLane(lane.topic, lane.partition, this.#frontier.assign(lane.topic, lane.partition));
+      if (!this.#live()) this.#dispatcher.stopLane(next, "draining");
+      fresh.push(next);
+      tx.m.resets++;
+    }
+    if (fresh.length > 0) this.#txOpen(fresh, fallbacks);
+  }
+
+  /** Holds new lanes until their producers are open (fenced) and their committed offsets read; then claims and release. */
+  #txOpen(lanes: readonly Lane<M>[], fallbacks: ReadonlyMap<string, number>): void {
+    if (lanes.length === 0) return;
+    for (const lane of lanes) lane.held = true;
+    this.#client.pause(lanes);
+    const parts = lanes.map((l) => {
+      const key = tpKey(l.topic, l.partition);
+      const fallback = fallbacks.get(key);
+      return { topic: l.topic, partition: l.partition, kept: false, ...(fallback !== undefined ? { fallback } : {}) };
+    });
+    this.#tx!.port.open(parts, lanes[0].controller.signal).then(
+      (positions) => this.#claims(lanes, positions),
+      (error: unknown) => {
+        // Only when the lanes ended (the port retries otherwise): nothing to release.
+        if (lanes.some((l) => !l.ended)) this.#events.emit("error", { kind: "committed-read", error });
+      },
+    );
   }
 
   /** Holds dispatching while no commit was acknowledged for `stallMs` although records finished; releases after an acknowledgement. */

@@ -33,6 +33,7 @@ import { type Broker, committedOffsets, createTopic, endOffsets, startBroker } f
 import { countLogs, DUPLICATE_CAUSES, type DuplicateCause, type MemberFate, type MemberInfo, type Outage, type ProducedRecord } from "./analyze.ts";
 import { CLIENTS, type ClientName, MODES, type ModeName } from "./modes.ts";
 import { startProxy, type Proxy } from "./proxy.ts";
+import { readCommitted } from "../kafka/read_committed.ts";
 import type { MemberConfig } from "./member.ts";
 import { hash, POISON_KEY, rng } from "./workload.ts";
 
@@ -424,7 +425,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     const id = `m${++memberSeq}`;
     const log = join(dir, `${id}.log`);
     const cfg: MemberConfig = {
-      member: id, brokers: `127.0.0.1:${proxy.port}`, topic, group, log, seed, concurrency: 32, parent: process.pid,
+      member: id, brokers: `127.0.0.1:${proxy.port}`, topic, group, log, seed, concurrency: 32, parent: process.pid, mode: mode.name,
     };
     const [cmd, args] = memberCommand(o.runtime, client.member);
     const proc = spawn(cmd, [...args, JSON.stringify(cfg)], {
@@ -572,7 +573,8 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     if (produceDuplicates > 0) say(`  the topic holds ${produceDuplicates} records twice (a produce retry after the broker restart)`);
 
     const poison = production.produced.find((r) => r.poison)!;
-    const letters = await readAll(direct, dlt);
+    // Exactly-once: the dead letters were produced in transactions, whose markers take offsets.
+    const letters = mode.name === "exactly-once" ? await readCommitted(direct, dlt) : await readAll(direct, dlt);
     const isPoison = (l: ReadRecord): boolean =>
       l.key === POISON_KEY && l.value === POISON_KEY && l.headers["x-offset-frontier-topic"] === topic &&
       l.headers["x-offset-frontier-partition"] === String(poison.partition) &&
@@ -582,7 +584,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     const infos: MemberInfo[] = members.map((m) => ({ member: m.id, pid: m.pid, fate: fateOf(m) }));
     const logs = members.map((m) => (existsSync(m.log) ? readFileSync(m.log, "utf8") : ""));
     const counts = countLogs(topic, produced, logs, infos, outages);
-    const extra = await mode.count({ brokers: direct, topic, group });
+    const extra = await mode.count({ brokers: direct, topic, group, inputs: produced });
     return {
       round,
       seed,

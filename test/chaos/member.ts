@@ -27,6 +27,10 @@
  * report the group generation); a record's id is the one current when its successful
  * attempt started.
  *
+ * With `mode: "exactly-once"` the consumer is transactional and the handler also sends one
+ * output per input to `<topic>.out` (same partition, headers `from` and `by`), committed
+ * with the record's completion.
+ *
  * The process exits when the harness's process is gone.
  *
  * @module
@@ -54,6 +58,8 @@ export interface MemberConfig {
   concurrency: number;
   /** The harness's pid: the member exits when it is gone. */
   parent: number;
+  /** `exactly-once`: transactional, one output per input to `<topic>.out`. Default at-least-once. */
+  mode?: "at-least-once" | "exactly-once";
 }
 
 type Runtime = "node" | "bun" | "deno";
@@ -123,6 +129,7 @@ async function main(): Promise<void> {
     ? await import("../../adapters/bun.ts")
     : await import("../../adapters/node.ts");
   const consume = mod.consume as Consume;
+  const eos = cfg.mode === "exactly-once";
   const log = new FsyncLog(cfg.log);
   const who = `${cfg.member}\t${process.pid}`;
   let joins = 0;
@@ -191,7 +198,8 @@ async function main(): Promise<void> {
       concurrency: cfg.concurrency,
       retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 200 },
       deadLetter: { producer },
-      handler: async (message, { topic, partition, offset, attempt }) => {
+      ...(eos ? { transactional: { timeoutMs: 5_000, transactionTimeoutMs: 20_000 } } : {}),
+      handler: async (message, { topic, partition, offset, attempt, send }) => {
         const id = assignment(); // the assignment this attempt runs in
         const key = message.key?.toString() ?? "";
         await sleep(sleepMs(cfg.seed, partition, offset));
@@ -200,6 +208,8 @@ async function main(): Promise<void> {
           throw new Error(`transient failure of ${topic}-${partition}@${offset}, attempt ${attempt}`);
         }
         const seq = message.value?.toString() ?? "";
+        // Exactly-once: one output per input, committed only with this record's completion.
+        if (eos) send!({ topic: `${topic}.out`, partition, key: message.key, value: seq, headers: { from: `${partition}:${offset}`, by: id } });
         await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
       },
       on: {

@@ -1,5 +1,5 @@
 /**
- * Where later chaos modes and client bindings plug in.
+ * Where chaos modes and client bindings plug in.
  *
  * A {@link ModeSpec} says what a mode adds to a round: extra topics to create, and extra
  * per-round counts computed after the members stopped. The harness calls both hooks for
@@ -8,12 +8,14 @@
  *
  * - `at-least-once` (implemented): the counts from the logs, the topic and the
  *   dead-letter topic (test/chaos/analyze.ts).
- * - `exactly-once` (to do, issue 17/18): the member's handler produces one output record
- *   per input to `<topic>.out` inside the runner's transaction; `topics` adds
- *   `<topic>.out`, and `count` reads it with a `read_committed` consumer (isolation level
- *   READ_COMMITTED, from the beginning to its end offsets) and returns `outputDuplicates`
- *   (output records beyond the first per input partition/offset, read from the output's
- *   headers) and `outputMissing` (inputs below the committed offsets without an output).
+ * - `exactly-once` (implemented, issue 17): the member runs `consume()` with
+ *   `transactional` and its handler sends one output record per input to `<topic>.out`
+ *   (same partition, header `from: <partition>:<offset>`); `topics` adds `<topic>.out`,
+ *   and `count` reads it with a `read_committed` consumer (to a sentinel produced after
+ *   the round: transaction markers take offsets, so end offsets cannot be counted to) and
+ *   returns `outputDuplicates` (output records beyond the first per input) and
+ *   `outputMissing` (non-poison inputs below the committed offsets without an output),
+ *   plus `outputStrays` (outputs naming no input) and `outputRecords`.
  *
  * A {@link ClientSpec} names the Kafka client a member runs: `kafkajs` (implemented,
  * test/chaos/member.ts) and `confluent` (to do: `@confluentinc/kafka-javascript`, Node
@@ -21,6 +23,9 @@
  *
  * @module
  */
+
+import { committedOffsets } from "../broker/broker.ts";
+import { readCommitted } from "../kafka/read_committed.ts";
 
 /** Names of the delivery modes. */
 export type ModeName = "at-least-once" | "exactly-once";
@@ -34,6 +39,8 @@ export interface ModeRoundContext {
   brokers: string;
   topic: string;
   group: string;
+  /** The round's input records as read back from the topic. */
+  inputs: ReadonlyArray<{ partition: number; offset: number; poison: boolean }>;
 }
 
 /** A delivery mode of the chaos suite. */
@@ -68,10 +75,9 @@ export const MODES: Record<ModeName, ModeSpec> = {
   },
   "exactly-once": {
     name: "exactly-once",
-    implemented: false,
-    missing: "--mode exactly-once is not implemented yet (needs the runner's transactional mode)",
+    implemented: true,
     topics: (topic) => [{ name: `${topic}.out`, partitions: 6 }],
-    count: () => Promise.reject(new Error("exactly-once counts are not implemented")),
+    count: countOutputs,
   },
 };
 
@@ -85,3 +91,19 @@ export const CLIENTS: Record<ClientName, ClientSpec> = {
     member: "member_confluent.ts",
   },
 };
+
+/** The exactly-once counts: `<topic>.out` read committed against the round's inputs. */
+async function countOutputs(ctx: ModeRoundContext): Promise<Record<string, number>> {
+  const outputs = await readCommitted(ctx.brokers, `${ctx.topic}.out`, 180_000);
+  const committed = await committedOffsets(ctx.brokers, ctx.group, ctx.topic);
+  const seen = new Map<string, number>();
+  for (const o of outputs) seen.set(o.headers.from ?? "", (seen.get(o.headers.from ?? "") ?? 0) + 1);
+  let outputDuplicates = 0, outputMissing = 0, known = 0;
+  for (const i of ctx.inputs) {
+    const n = seen.get(`${i.partition}:${i.offset}`) ?? 0;
+    known += n;
+    if (n > 1) outputDuplicates += n - 1;
+    if (n === 0 && !i.poison && i.offset < Number(committed.get(i.partition) ?? 0)) outputMissing++;
+  }
+  return { outputDuplicates, outputMissing, outputStrays: outputs.length - known, outputRecords: outputs.length };
+}

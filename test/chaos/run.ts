@@ -33,7 +33,8 @@ options:
   --outage-ms MS        length of an outage (default 60000)
   --fault-ms MS         how long faults are injected per round (default 24000)
   --timeout-ms MS       after the faults, how long to wait for committed = end (default 180000)
-  --mode M              at-least-once (default; exactly-once: not implemented yet)
+  --mode M              at-least-once (default) or exactly-once (transactions; adds
+                        outputDuplicates, outputMissing, outputStrays, outputRecords)
   --client C            kafkajs (default; confluent: not implemented yet)
   --keep-logs           keep the members' logs (their directory is printed)
   --help                this text
@@ -128,7 +129,9 @@ export function toJson(results: readonly RoundResult[]): Record<string, unknown>
 
 /** Whether every round lost nothing and ended with committed = end. */
 export function passed(results: readonly RoundResult[]): boolean {
-  return results.length > 0 && results.every((r) => !r.error && r.lost === 0 && r.committedEqualsEnd);
+  return results.length > 0 && results.every((r) =>
+    !r.error && r.lost === 0 && r.committedEqualsEnd && (r.extra.outputDuplicates ?? 0) === 0 && (r.extra.outputMissing ?? 0) === 0
+  );
 }
 
 /** A readable table per round plus a summary. */

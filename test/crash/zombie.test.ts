@@ -1,0 +1,192 @@
+/**
+ * Zombie fencing in exactly-once mode, against a real broker with child processes.
+ *
+ * Member A consumes both partitions of a topic, producing one output per input in its
+ * transactions, while records keep arriving. A is SIGSTOPped; member B joins, and once A's
+ * session expired B owns both partitions and has committed a transaction on each (so its
+ * producers' InitProducerId fenced A's). The output topic is read committed: A's outputs
+ * from its first assignment are counted. A is SIGCONTed: its timers fire, its finished
+ * records try to commit — and must fail. After everything is consumed the output topic,
+ * read committed again, holds not one more output of A's first assignment, and every input
+ * has exactly one output.
+ *
+ * Node only (child processes). Uses KAFKA_BROKERS when set (`npm run test:crash`), else
+ * starts its own broker.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { Kafka, logLevel } from "kafkajs";
+import { type Broker, committedOffsets, createTopic, endOffsets, startBroker } from "../broker/broker.ts";
+import { readCommitted } from "../kafka/read_committed.ts";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Line {
+  member: string;
+  at: number;
+  ev: string;
+  [k: string]: unknown;
+}
+
+class Member {
+  readonly lines: Line[] = [];
+  readonly proc: ChildProcess;
+  readonly exited: Promise<void>;
+  stderr = "";
+  constructor(name: string, brokers: string, topic: string, group: string) {
+    this.proc = spawn(process.execPath, ["--import", "tsx", join(HERE, "zombie_member.ts"), JSON.stringify({ name, brokers, topic, group })], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, KAFKAJS_NO_PARTITIONER_WARNING: "1" },
+    });
+    let buf = "";
+    this.proc.stdout!.setEncoding("utf8");
+    this.proc.stdout!.on("data", (d: string) => {
+      buf += d;
+      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        try {
+          this.lines.push(JSON.parse(line) as Line);
+        } catch {
+          // not ours
+        }
+      }
+    });
+    this.proc.stderr!.setEncoding("utf8");
+    this.proc.stderr!.on("data", (d: string) => (this.stderr = (this.stderr + d).slice(-4_000)));
+    this.exited = new Promise((r) => this.proc.on("exit", () => r()));
+  }
+  signal(sig: NodeJS.Signals): void {
+    try {
+      process.kill(this.proc.pid!, sig);
+    } catch {
+      // gone
+    }
+  }
+  async until(what: string, cond: (lines: Line[]) => boolean, timeoutMs: number): Promise<void> {
+    const t0 = Date.now();
+    while (!cond(this.lines)) {
+      if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${this.stderr}`);
+      await sleep(50);
+    }
+  }
+}
+
+describe("exactly-once: a SIGSTOPped member whose partitions were reassigned commits nothing for them after SIGCONT", () => {
+  let broker: Broker | undefined;
+  let brokers: string;
+  const members: Member[] = [];
+  const r = {
+    beforeCont: 0, // A's first-assignment outputs, read committed, after B took over
+    afterAll: 0, // the same count at the end
+    aFailedAfterCont: 0, // A's transactions that failed (fenced or aborted) after SIGCONT
+    aCommittedBeforeStop: 0,
+    inputs: 0,
+    duplicates: 0,
+    missing: 0,
+  };
+
+  before(async () => {
+    if (process.env.KAFKA_BROKERS) brokers = process.env.KAFKA_BROKERS;
+    else {
+      broker = await startBroker();
+      brokers = broker.brokers;
+    }
+    const stamp = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+    const topic = `zombie-${stamp}`, group = `${topic}-group`;
+    await createTopic(brokers, topic, 2);
+    await createTopic(brokers, `${topic}.out`, 2);
+    const kafka = new Kafka({ clientId: "zombie-test", brokers: [brokers], logLevel: logLevel.NOTHING });
+    const producer = kafka.producer();
+    await producer.connect();
+    let producing = true, seq = 0;
+    const production = (async () => {
+      while (producing) {
+        const messages = Array.from({ length: 20 }, () => ({ key: `k${seq % 50}`, value: String(seq++) }));
+        await producer.send({ topic, acks: -1, messages });
+        await sleep(100);
+      }
+    })();
+
+    const a = new Member("A", brokers, topic, group);
+    members.push(a);
+    await a.until("A owning both partitions with a committed transaction on each", (ls) =>
+      ls.some((l) => l.ev === "join" && (l.partitions as number[]).length === 2) &&
+      new Set(ls.filter((l) => l.ev === "tx" && l.outcome === "committed" && (l.records as number) > 0).map((l) => l.partition)).size === 2, 60_000);
+    await sleep(700); // A is mid-cycle: records running, finished ones staged
+    r.aCommittedBeforeStop = a.lines.filter((l) => l.ev === "tx" && l.outcome === "committed").length;
+    a.signal("SIGSTOP");
+    const stoppedAt = Date.now();
+
+    const b = new Member("B", brokers, topic, group);
+    members.push(b);
+    await b.until("B owning both partitions with a committed transaction on each after its join", (ls) => {
+      const j = ls.find((l) => l.ev === "join" && (l.partitions as number[]).length === 2);
+      return !!j && new Set(ls.filter((l) => l.ev === "tx" && l.outcome === "committed" && l.at > j.at).map((l) => l.partition)).size === 2;
+    }, 60_000);
+    const isFirstOfA = (o: { headers: Record<string, string> }): boolean => o.headers.by === "A" && o.headers.join === "1";
+    r.beforeCont = (await readCommitted(brokers, `${topic}.out`)).filter(isFirstOfA).length;
+    const contAt = Date.now();
+    a.signal("SIGCONT");
+    console.error(`zombie: A stopped ${((contAt - stoppedAt) / 1000).toFixed(1)} s; ${r.beforeCont} outputs of A's first assignment committed`);
+    await sleep(8_000); // A wakes: its finished records try to commit, it rejoins the group
+    producing = false;
+    await production;
+    await producer.disconnect();
+
+    // Everything consumed and committed (by B, or by A again in a later assignment).
+    const total = (m: Map<number, string>): number => [...m.values()].reduce((n, v) => n + Number(v), 0);
+    const end = total(await endOffsets(brokers, topic));
+    const t0 = Date.now();
+    while (total(await committedOffsets(brokers, group, topic)) < end) {
+      if (Date.now() - t0 > 60_000) throw new Error("the group did not commit every input within 60 s");
+      await sleep(250);
+    }
+    for (const m of members) m.signal("SIGTERM");
+    await Promise.race([Promise.all(members.map((m) => m.exited)), sleep(30_000)]);
+    const outputs = await readCommitted(brokers, `${topic}.out`);
+    r.afterAll = outputs.filter(isFirstOfA).length;
+    r.aFailedAfterCont = a.lines.filter((l) => l.ev === "tx" && l.outcome !== "committed" && l.at >= contAt).length;
+    const count = new Map<string, number>();
+    for (const o of outputs) count.set(o.headers.from, (count.get(o.headers.from) ?? 0) + 1);
+    r.inputs = end;
+    for (let p = 0; p < 2; p++) {
+      const e = Number((await endOffsets(brokers, topic)).get(p));
+      for (let o = 0; o < e; o++) {
+        const n = count.get(`${p}:${o}`) ?? 0;
+        if (n === 0) r.missing++;
+        if (n > 1) r.duplicates += n - 1;
+      }
+    }
+    console.error(`zombie: ${JSON.stringify(r)}`);
+  }, { timeout: 240_000 });
+
+  after(async () => {
+    for (const m of members) m.signal("SIGKILL");
+    await broker?.stop();
+  });
+
+  test("A had committed transactions before it was stopped", () => {
+    assert.ok(r.aCommittedBeforeStop > 0);
+    assert.ok(r.beforeCont > 0, "A's first assignment committed outputs before the stop");
+  });
+
+  test("after the reassignment the output topic gains nothing from A's first assignment", () => {
+    assert.equal(r.afterAll, r.beforeCont);
+  });
+
+  test("A's transactions after SIGCONT were refused (fenced or aborted), not committed", () => {
+    assert.ok(r.aFailedAfterCont > 0, "A tried no transaction after SIGCONT");
+  });
+
+  test("every input has exactly one committed output", () => {
+    assert.ok(r.inputs > 0);
+    assert.equal(r.missing, 0, "inputs without an output");
+    assert.equal(r.duplicates, 0, "outputs beyond the first");
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * Real broker: the exactly-once mode. Each input record's handler sends one output; a
+ * few records always fail and are dead-lettered inside their transaction. Read back with
+ * `read_committed`: every input has exactly one output (or one dead letter), and the
+ * group's committed offsets are the end offsets, with the completed sets written by the
+ * same transactions.
+ *
+ * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
+ * uses KAFKA_BROKERS when set, else starts its own broker.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createKafkaJSConsumer, DEAD_LETTER_HEADERS, type TransactionEvent } from "../../adapters/kafkajs.ts";
+import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
+import { asObject, consumerConfig, kafka, unique, waitFor } from "./helpers.ts";
+import { readCommitted } from "./read_committed.ts";
+
+test("exactly-once: one committed output per input, dead letters in the same transactions", { timeout: 180_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const topic = unique("eos");
+    const groupId = unique("eos-group");
+    await createTopic(brokers, topic, 3);
+    await createTopic(brokers, `${topic}.out`, 3);
+    await createTopic(brokers, `${topic}.DLT`, 1);
+    const N = 600;
+    await produce(brokers, topic, Array.from({ length: N }, (_, i) => ({ key: `k${i % 37}`, value: `v${i}` })));
+    const ends = asObject(await endOffsets(brokers, topic));
+    const poison = (v: string) => Number(v.slice(1)) % 150 === 11; // 4 records
+    const events: TransactionEvent[] = [];
+    let attempts = 0;
+    const controller = new AbortController();
+    const k = kafka(brokers);
+    const consumer = createKafkaJSConsumer({
+      kafka: k,
+      consumer: k.consumer(consumerConfig(groupId)),
+      topics: [topic],
+      fromBeginning: true,
+      ordering: "unordered",
+      concurrency: 32,
+      retry: { retries: 1, initialDelayMs: 5, jitter: 0 },
+      deadLetter: { producer: k.producer() },
+      transactional: { timeoutMs: 15_000 },
+      signal: controller.signal,
+      on: { transaction: (e) => events.push(e) },
+      handler: async (message, { partition, offset, send, attempt }) => {
+        attempts++;
+        const v = message.value!.toString();
+        send!({ topic: `${topic}.out`, partition, key: message.key, value: `${v}#${attempt}`, headers: { from: `${partition}:${offset}` } });
+        await new Promise((r) => setTimeout(r, offset % 3)); // out of order
+        if (poison(v) || (offset % 50 === 3 && attempt === 1)) throw new Error(`fails ${v}`);
+      },
+    });
+    await consumer.start();
+    await waitFor(() => consumer.metrics().completed === N, 60_000, `${N} completed (${consumer.metrics().completed})`);
+    const total = (m: Map<number, string>) => [...m.values()].reduce((n, v) => n + Number(v), 0);
+    const want = total(await endOffsets(brokers, topic));
+    const t0 = Date.now();
+    while (total(await committedOffsets(brokers, groupId, topic)) < want) {
+      if (Date.now() - t0 > 30_000) assert.fail("the transactions did not commit every offset within 30 s");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const m = consumer.metrics().transactions!;
+    controller.abort();
+    await consumer.done;
+
+    assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), ends);
+    assert.ok(m.committed > 0 && m.committed === events.filter((e) => e.outcome === "committed").length, `metrics ${JSON.stringify(m)}`);
+    assert.equal(m.aborted + m.fenced, 0, "no failed transaction on a healthy broker");
+    assert.ok(attempts > N, "failed attempts ran again");
+
+    const out = await readCommitted(brokers, `${topic}.out`);
+    const byInput = new Map<string, string[]>();
+    for (const r of out) byInput.set(r.headers.from, [...(byInput.get(r.headers.from) ?? []), r.value]);
+    const letters = await readCommitted(brokers, `${topic}.DLT`);
+    assert.equal(letters.length, 4, "one dead letter per poison record");
+    const dead = new Set(letters.map((l) => `${l.headers[DEAD_LETTER_HEADERS.partition]}:${l.headers[DEAD_LETTER_HEADERS.offset]}`));
+    assert.equal(dead.size, 4);
+    // Every other input: exactly one output, from its successful attempt (a failed attempt's send is dropped).
+    assert.equal(byInput.size, N - 4, "inputs with an output");
+    for (const [from, values] of byInput) {
+      assert.equal(values.length, 1, `${from}: ${values.join(", ")}`);
+      assert.ok(!dead.has(from), `${from} has an output and a dead letter`);
+    }
+    assert.equal(out.filter((r) => r.value.endsWith("#1")).length, N - 4 - out.filter((r) => r.value.endsWith("#2")).length);
+  });
+});
