@@ -699,7 +699,8 @@ export class ParallelConsumer<M> {
         this.#enqueueUnclaimed(lane, claim, messages, offsets, first);
       } else {
         if (claim !== undefined) lane.claim = undefined; // delivery passed it
-        const from = this.#runDirect(lane, messages, offsets, first, count);
+        // Exactly-once handlers need their staged context (#start): no direct start.
+        const from = this.#tx ? 0 : this.#runDirect(lane, messages, offsets, first, count);
         if (from < count && lane.state === "active") {
           const works = new Array<Work<M>>(count - from);
           const keyOf = this.#keyOf;
