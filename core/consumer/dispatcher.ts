@@ -175,7 +175,7 @@ export class Lane<M> implements TopicPartition {
   state: PartitionState = "active" as PartitionState;
   /** Whether the lane ended (revoked, lost or shut down). */
   ended = false;
-  /** Completions are no longer accepted (the shutdown grace expired). */
+  /** Completions are no longer accepted (the shutdown grace or a revoke's drain bound expired). */
   abandoned = false;
   /** Paused at the client (backpressure, or stopped). */
   paused = false;

@@ -61,7 +61,7 @@ export interface RecordContext {
   readonly offset: number;
   /** 1 on the first call, 2 on the first retry, … */
   readonly attempt: number;
-  /** Aborted when the work is abandoned: the partition was revoked or lost, or the shutdown grace expired. */
+  /** Aborted when the work is abandoned: the partition was lost, or revoked and the drain bound expired, or the shutdown grace expired; a completion after that does not count. */
   readonly signal: AbortSignal;
   /**
    * Exactly-once mode only (`transactional`): stages records to produce; they are
@@ -615,6 +615,15 @@ export class ParallelConsumer<M> {
     const bound = sleep(this.#drainMs);
     await Promise.race([Promise.all(lanes.map((l) => l.idle())), bound.promise]);
     bound.cancel();
+    // Past the bound, what still runs is redone by the next owner: its completions no longer
+    // count (as after the shutdown grace), and its handlers are told now, not when the next
+    // assignment arrives, so one that stops early writes nothing late.
+    for (const lane of lanes) {
+      if (!lane.isIdle && !lane.controller.signal.aborted) {
+        lane.abandoned = true;
+        lane.controller.abort(new Error(`partition ${lane.topic}/${lane.partition} is being revoked: drain bound of ${this.#drainMs} ms expired`));
+      }
+    }
     await early;
     await this.#scheduler.flush();
     if (partitions) {

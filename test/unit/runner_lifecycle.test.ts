@@ -304,6 +304,37 @@ describe("runner: rebalances and shutdown", () => {
     await c.shutdown();
   });
 
+  test("an orderly revoke aborts the signal of a handler still running at the drain bound, before any new assignment", async () => {
+    const client = new MemoryClient();
+    let abortedAt = 0;
+    let finishedAt = 0;
+    const c = new ParallelConsumer(client, {
+      engine: "js",
+      ordering: "unordered",
+      drainTimeoutMs: 50,
+      handler: (m, ctx) => {
+        if (m.offset !== 1) return;
+        return new Promise<void>((r) => {
+          ctx.signal.addEventListener("abort", () => {
+            abortedAt = Date.now();
+            r();
+          });
+        });
+      },
+    });
+    await c.start();
+    client.sink.assigned(one);
+    client.deliver("t", 0, range(0, 4));
+    await until(() => c.metrics().partitions[0].blocked === 2);
+    const t0 = Date.now();
+    await client.sink.revoking();
+    finishedAt = Date.now();
+    assert.ok(abortedAt > 0, "the stuck handler's signal is aborted when the bound expires");
+    assert.ok(abortedAt - t0 >= 40 && abortedAt <= finishedAt, `aborted ${abortedAt - t0} ms after the revoke began`);
+    assert.equal(client.committed.get("t/0"), 1, "the revoke's commit stops below the abandoned record");
+    await c.shutdown();
+  });
+
   test("shutdown: the grace bounds a stuck handler; its signal is aborted; commit stops below it", async () => {
     const client = new MemoryClient();
     let aborted = false;
