@@ -6,6 +6,7 @@
  * @module
  */
 import type { CommitOffset, TopicPartition } from "./client.ts";
+import type { AvailableEvent, ClusterMetrics, UnavailableEvent } from "./cluster.ts";
 
 /** The state of a partition's lane. */
 export type PartitionState = "active" | "draining" | "stopped";
@@ -70,6 +71,8 @@ export interface ConsumerMetrics {
   lastCommitLatencyMs: number | undefined;
   /** Largest commit latency seen. */
   maxCommitLatencyMs: number | undefined;
+  /** Whether the cluster answers: `state` `"waiting"` during an outage, since when, the attempts and the last error. */
+  cluster: ClusterMetrics;
 }
 
 /** Payload of the `commit` event: an acknowledged commit. */
@@ -173,6 +176,8 @@ export interface ClaimEvent extends TopicPartition {
  * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |
  * | `stall`      | no commit was acknowledged for `commit.stallMs` while records finished: no record starts until one is (or that hold ended) | {@link StallEvent}: `stalled`, `sinceMs` |
  * | `claim`      | at assignment, a partition's committed metadata was read back: used as a completed set, or ignored with the reason | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
+ * | `unavailable` | an attempt to reach the cluster failed (connect, join, coordinator, commit): the consumer waits and tries again | {@link UnavailableEvent}: `sinceMs`, `attempts`, `lastError`, `brokers`, `delayMs` |
+ * | `available`  | the cluster answered again after an outage                           | {@link AvailableEvent}: `downMs`, `attempts` |
  *
  * `error` kinds: `commit` (a commit failed or timed out: nothing moved, it is proposed
  * again), `dead-letter` (a dead-letter produce failed: retried, then the partition
@@ -199,6 +204,10 @@ export interface ConsumerEvents {
   claim: ClaimEvent;
   /** Dispatching was held because commits stopped landing, or released. */
   stall: StallEvent;
+  /** An attempt to reach the cluster failed: the consumer waits and tries again. */
+  unavailable: UnavailableEvent;
+  /** The cluster answered again after an outage. */
+  available: AvailableEvent;
 }
 
 /** A listener of one event. */
