@@ -26,10 +26,11 @@
  *   committed again.
  * - Outages: while the cluster does not answer (connect, subscribe, join, coordinator
  *   lookup) the start keeps trying with the runner's capped backoff, reporting each
- *   failed attempt (`ClientSink.unavailable`); a `CRASH` KafkaJS does not restart itself
- *   (`restart: false`, e.g. "Failed to find group coordinator") is restarted here
- *   (`consumer.run` again; the next `GROUP_JOIN` brings fresh trackers and reads the
- *   committed offsets back). Refusals (authentication, authorization, an unknown topic
+ *   failed attempt (`ClientSink.unavailable`). Every `CRASH` that is not a refusal is
+ *   restarted here after that backoff (`consumer.run` again; the next `GROUP_JOIN` brings
+ *   fresh trackers and reads the committed offsets back): one KafkaJS does not restart
+ *   (`restart: false`, e.g. "Failed to find group coordinator"), and one it would restart
+ *   only after its own retry time (up to 30 s after a long outage; `stop()` cancels that). Refusals (authentication, authorization, an unknown topic
  *   when subscribing) fail at once with a `ClusterRefusedError`. A dead letter waits for
  *   the cluster the same way. The sink's signal (shutdown, give-up) ends every wait.
  *
@@ -529,14 +530,26 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       return;
     }
     const delayMs = sink?.unavailable(error, this.#brokers(error)) ?? 1_000;
-    if (restart || this.#stopped || sink?.signal.aborted) return; // KafkaJS restarts it itself (or nothing should)
-    // KafkaJS gave up on it (e.g. "Failed to find group coordinator"): run it again after the backoff.
-    clearTimeout(this.#restartTimer);
-    this.#restartTimer = setTimeout(() => {
-      this.#restartTimer = undefined;
-      if (this.#closed || this.#stopped || sink?.signal.aborted || !this.#runConfig) return;
-      this.#consumer.run(this.#runConfig).catch((e: unknown) => this.#onCrash(e, false));
-    }, delayMs);
+    if (this.#stopped || sink?.signal.aborted) return; // shutting down: nothing to restart
+    const restartLater = (): void => {
+      clearTimeout(this.#restartTimer);
+      this.#restartTimer = setTimeout(() => {
+        this.#restartTimer = undefined;
+        if (this.#closed || this.#stopped || sink?.signal.aborted || !this.#runConfig) return;
+        this.#consumer.run(this.#runConfig).catch((e: unknown) => this.#onCrash(e, false));
+      }, delayMs);
+    };
+    if (!restart) {
+      // KafkaJS gave up on it (e.g. "Failed to find group coordinator"): run it again after the backoff.
+      restartLater();
+      return;
+    }
+    // KafkaJS arms its own restart after this event, as late as its retry's maxRetryTime (30 s
+    // by default) after a long outage: replace it by the capped backoff (stop() clears it).
+    setTimeout(() => {
+      if (this.#closed || this.#stopped) return;
+      void this.#consumer.stop().then(restartLater, restartLater);
+    }, 0);
   }
 
   async #produceDeadLetter(message: KafkaMessage, info: DeadLetterInfo): Promise<void> {

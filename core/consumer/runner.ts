@@ -373,7 +373,15 @@ export class ParallelConsumer<M> {
       for (const lane of lanes) lane.controller.abort(new Error("shutdown grace expired"));
     }
     this.#scheduler.halt();
-    await this.#scheduler.flush();
+    // During an outage the last commits cannot be confirmed in time: they get what is left of
+    // the grace (at least a second, should the cluster be back), then the shutdown goes on;
+    // nothing unacknowledged moves `confirmed`.
+    const bounded = <T>(work: Promise<T>): Promise<unknown> => {
+      if (!this.#watch.waiting) return work;
+      const left = sleep(Math.max(1_000, until - Date.now()));
+      return Promise.race([work, left.promise]).finally(() => left.cancel());
+    };
+    await bounded(this.#scheduler.flush());
     const finals: CommitOffset[] = [];
     for (const lane of [...this.#dispatcher.lanes()]) {
       const f = this.#frontier.revoke(lane.topic, lane.partition);
@@ -382,12 +390,10 @@ export class ParallelConsumer<M> {
     }
     if (finals.length > 0) {
       // Completions that landed after the flush (none unless a handler ignored the grace).
-      try {
-        await this.#client.commit(finals);
-      } catch (error) {
+      await bounded(this.#client.commit(finals).catch((error: unknown) => {
         this.#commitFailures++;
         this.#events.emit("error", { kind: "commit", error });
-      }
+      }));
     }
     clearInterval(this.#stallTimer);
     this.#watch.close();

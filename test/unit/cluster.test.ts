@@ -15,7 +15,7 @@ import {
   ParallelConsumer,
   type UnavailableEvent,
 } from "../../core/mod.ts";
-import { MemoryClient, type Msg, sleep, until } from "./runner_client.ts";
+import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 function watch(options: ConstructorParameters<typeof ClusterWatch>[0] = {}) {
   const unavailable: UnavailableEvent[] = [];
@@ -146,5 +146,24 @@ describe("ParallelConsumer while its cluster is unreachable at start", () => {
     assert.equal(consumer.state, "failed");
     await assert.rejects(consumer.done, ClusterUnavailableError);
     await until(() => client.closed, 1_000, "the client closed");
+  });
+
+  test("a shutdown during an outage ends within the grace (plus at most a second for the last commits) and confirms nothing", async () => {
+    const client = new MemoryClient();
+    client.commitImpl = () => new Promise<void>(() => {}); // the broker never answers
+    const consumer = new ParallelConsumer<Msg>(client, { handler: () => {}, shutdownGraceMs: 300, commit: { timeoutMs: 60_000 } });
+    await consumer.start();
+    client.sink.assigned([{ topic: "t", partition: 0 }]);
+    client.deliver("t", 0, range(0, 10));
+    await until(() => consumer.metrics().completed === 10, 2_000, "records done");
+    client.sink.unavailable(new Error("connect ECONNREFUSED"), ["127.0.0.1:9"]);
+    const t0 = Date.now();
+    await consumer.shutdown();
+    const ms = Date.now() - t0;
+    assert.ok(ms < 1_600, `shutdown took ${ms} ms`);
+    assert.ok(client.commits.length >= 1, "a commit was tried");
+    assert.equal(client.committed.size, 0, "nothing acknowledged");
+    assert.equal(consumer.state, "stopped");
+    assert.equal(client.closed, true);
   });
 });
