@@ -30,9 +30,12 @@
  *   restarted here after that backoff (`consumer.run` again; the next `GROUP_JOIN` brings
  *   fresh trackers and reads the committed offsets back): one KafkaJS does not restart
  *   (`restart: false`, e.g. "Failed to find group coordinator"), and one it would restart
- *   only after its own retry time (up to 30 s after a long outage; `stop()` cancels that). Refusals (authentication, authorization, an unknown topic
- *   when subscribing) fail at once with a `ClusterRefusedError`. A dead letter waits for
- *   the cluster the same way. The sink's signal (shutdown, give-up) ends every wait.
+ *   only after its own retry time (up to 30 s after a long outage; `stop()` cancels that).
+ *   Refusals (authentication, authorization, an unknown topic when subscribing) fail at
+ *   once with a `ClusterRefusedError`. A dead letter waits for the cluster the same way.
+ *   The sink's signal (shutdown, give-up) ends every wait; during an outage (or a start
+ *   that never reached the cluster) `close()` waits at most 3 s for KafkaJS to disconnect
+ *   (the rest goes on in the background).
  *
  * @module
  */
@@ -179,6 +182,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #joined: { promise: Promise<void>; resolve(): void; reject(e: unknown): void } | undefined; // the first GROUP_JOIN
   #restartTimer: ReturnType<typeof setTimeout> | undefined;
   #lastBroker: string | undefined; // the broker of the last request KafkaJS sent
+  #unreachable = false; // the last attempt to reach the cluster failed (nothing answered since)
+  #everJoined = false; // a GROUP_JOIN came: the start reached the cluster
   #subscribing = false; // the attempt reached subscribe: an unknown topic there means "no such topic"
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
@@ -264,7 +269,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
           await this.#disconnectAll();
           throw refused ?? error;
         }
-        if (!(await pause(sink.unavailable(error, this.#brokers(error)), signal))) return;
+        if (!(await pause(this.#unavailable(error), signal))) return;
       }
     }
     this.#running = true;
@@ -326,6 +331,17 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     return this.#topics.filter((t): t is string => typeof t === "string");
   }
 
+  /** Reports a failed attempt to reach the cluster; returns the backoff before the next one. */
+  #unavailable(error: unknown): number {
+    this.#unreachable = true;
+    return this.#sink?.unavailable(error, this.#brokers(error)) ?? 1_000;
+  }
+
+  #available(): void {
+    this.#unreachable = false;
+    this.#sink?.available();
+  }
+
   /** The brokers an error names, else the one that answered last. */
   #brokers(error: unknown): string[] {
     const named = brokersOf(error);
@@ -379,7 +395,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       await this.#consumer.commitOffsets(list);
     } catch (error) {
       // No connection to the coordinator: one more failed attempt to reach the cluster.
-      if (isUnreachable(error)) this.#sink?.unavailable(error, this.#brokers(error));
+      if (isUnreachable(error)) this.#unavailable(error);
       throw error;
     } finally {
       this.#pendingAcks.delete(pending);
@@ -419,6 +435,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     })();
     // During an outage KafkaJS may take long to leave the group (it retries): the shutdown
     // does not wait for that beyond the bound; the disconnect goes on in the background.
+    if (!this.#unreachable && this.#everJoined) return await closing;
     void closing.catch(() => {});
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([closing, new Promise<void>((r) => (timer = setTimeout(r, CLOSE_BOUND_MS)))]);
@@ -472,7 +489,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
 
   #onJoin(memberAssignment: Record<string, number[]>, groupId: string): void {
     this.#revoking = undefined;
-    this.#sink?.available(); // the group coordinator answered
+    this.#everJoined = true;
+    this.#available(); // the group coordinator answered
     this.#joined?.resolve();
     const partitions: TopicPartition[] = [];
     for (const [topic, ps] of Object.entries(memberAssignment)) {
@@ -508,6 +526,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   }
 
   #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {
+    this.#unreachable = false;
     if (this.#pendingAcks.size === 0) return;
     const sig = signature(topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.topic, partition: p.partition, offset: String(p.offset) }))));
     for (const pending of this.#pendingAcks) if (pending.signature === sig) pending.acked = true;
@@ -529,7 +548,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       sink?.failed(reason);
       return;
     }
-    const delayMs = sink?.unavailable(error, this.#brokers(error)) ?? 1_000;
+    const delayMs = this.#unavailable(error);
     if (this.#stopped || sink?.signal.aborted) return; // shutting down: nothing to restart
     const restartLater = (): void => {
       clearTimeout(this.#restartTimer);
@@ -571,12 +590,12 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     for (;;) {
       try {
         await this.#dlqProducer!.send(record);
-        this.#sink?.available();
+        this.#available();
         return;
       } catch (error) {
         const sink = this.#sink;
         if (!isUnreachable(error) || this.#closed || !sink || sink.signal.aborted || info.signal?.aborted) throw error;
-        if (!(await pause(sink.unavailable(error, this.#brokers(error)), sink.signal, info.signal))) throw error;
+        if (!(await pause(this.#unavailable(error), sink.signal, info.signal))) throw error;
       }
     }
   }
