@@ -24,6 +24,18 @@
  *   (`REBALANCING`), it rejoins at once and the drain's commit is best-effort. A join
  *   without a revoke (session expired) or a `CRASH` loses the partitions: never
  *   committed again.
+ * - Outages: while the cluster does not answer (connect, subscribe, join, coordinator
+ *   lookup) the start keeps trying with the runner's capped backoff, reporting each
+ *   failed attempt (`ClientSink.unavailable`). Every `CRASH` that is not a refusal is
+ *   restarted here after that backoff (`consumer.run` again; the next `GROUP_JOIN` brings
+ *   fresh trackers and reads the committed offsets back): one KafkaJS does not restart
+ *   (`restart: false`, e.g. "Failed to find group coordinator"), and one it would restart
+ *   only after its own retry time (up to 30 s after a long outage; `stop()` cancels that).
+ *   Refusals (authentication, authorization, an unknown topic when subscribing) fail at
+ *   once with a `ClusterRefusedError`. A dead letter waits for the cluster the same way.
+ *   The sink's signal (shutdown, give-up) ends every wait; during an outage (or a start
+ *   that never reached the cluster) `close()` waits at most 3 s for KafkaJS to disconnect
+ *   (the rest goes on in the background).
  *
  * @module
  */
@@ -39,6 +51,7 @@ import type {
   TopicPartition,
 } from "../core/consumer/client.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
+import { brokersOf, isKafkaJSError, isUnreachable, refusalOf } from "./kafkajs_errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
 import type { OutputRecord } from "../core/consumer/transactions.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./kafkajs_transactions.ts";
@@ -122,6 +135,44 @@ function deadLetterHeaders(message: KafkaMessage, info: DeadLetterInfo): IHeader
   return headers;
 }
 
+/** A sleep that ends early (resolving `false`) when any of `signals` aborts. */
+function pause(ms: number, ...signals: Array<AbortSignal | undefined>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const live = signals.filter((s): s is AbortSignal => s !== undefined);
+    if (live.some((s) => s.aborted)) return resolve(false);
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      for (const s of live) s.removeEventListener("abort", onAbort);
+      resolve(ok);
+    };
+    const onAbort = (): void => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    for (const s of live) s.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** `work`, or `undefined` as soon as `signal` aborts (the work goes on; its outcome is then ignored). */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<{ value: T } | undefined> {
+  if (signal.aborted) {
+    void work.catch(() => {});
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      void work.catch(() => {});
+      resolve(undefined);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => (signal.removeEventListener("abort", onAbort), resolve({ value })),
+      (error: unknown) => (signal.removeEventListener("abort", onAbort), reject(error)),
+    );
+  });
+}
+
+/** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
+const CLOSE_BOUND_MS = 3_000;
+
 function errorText(error: unknown): string {
   if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
   return String(error);
@@ -154,6 +205,14 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #revoking: Promise<void> | undefined; // the orderly revoke of the current rebalance
   #commitTail: Promise<void> = Promise.resolve(); // settles when the last commit handed to KafkaJS settled
   #removers: Array<() => void> = [];
+  #attempt: Promise<void> | undefined; // a connect-and-subscribe attempt in progress
+  #runConfig: Parameters<Consumer["run"]>[0] | undefined;
+  #joined: { promise: Promise<void>; resolve(): void; reject(e: unknown): void } | undefined; // the first GROUP_JOIN
+  #restartTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastBroker: string | undefined; // the broker of the last request KafkaJS sent
+  #unreachable = false; // the last attempt to reach the cluster failed (nothing answered since)
+  #everJoined = false; // a GROUP_JOIN came: the start reached the cluster
+  #subscribing = false; // the attempt reached subscribe: an unknown topic there means "no such topic"
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
 
@@ -210,27 +269,39 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   async start(sink: ClientSink<KafkaMessage>): Promise<void> {
     this.#sink = sink;
     const c = this.#consumer;
+    const signal = sink.signal;
     this.#removers.push(
       c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload.memberAssignment, e.payload.groupId)),
       c.on(c.events.REBALANCING, () => this.#onRebalancing()),
       c.on(c.events.COMMIT_OFFSETS, (e) => this.#onCommitted(e.payload.topics)),
       c.on(c.events.CRASH, (e) => this.#onCrash(e.payload.error, e.payload.restart)),
+      c.on(c.events.REQUEST, (e) => void (this.#lastBroker = e.payload.broker)),
     );
-    try {
-      if (this.#dlqProducer) await this.#dlqProducer.connect();
-      if (this.#kafka) {
-        this.#admin = this.#kafka.admin();
-        await this.#admin.connect();
+    let resolveJoined!: () => void, rejectJoined!: (e: unknown) => void;
+    const joined = new Promise<void>((resolve, reject) => ((resolveJoined = resolve), (rejectJoined = reject)));
+    this.#joined = { promise: joined, resolve: resolveJoined, reject: rejectJoined };
+    // Connect and subscribe, waiting out an unreachable cluster; refusals fail at once.
+    for (;;) {
+      if (signal.aborted || this.#closed) return;
+      this.#subscribing = false;
+      const attempt = this.#connect();
+      this.#attempt = attempt.then(() => {}, () => {});
+      try {
+        if ((await unlessAborted(attempt, signal)) === undefined) return; // close() cleans up after it
+        break;
+      } catch (error) {
+        if (signal.aborted || this.#closed) return;
+        const refused = refusalOf(error, this.#topicNames(), this.#lastBroker, this.#subscribing);
+        if (refused !== undefined || !isKafkaJSError(error)) {
+          // A failed start leaves nothing connected (an open producer keeps a process alive).
+          await this.#disconnectAll();
+          throw refused ?? error;
+        }
+        if (!(await pause(this.#unavailable(error), signal))) return;
       }
-      await c.connect();
-      await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
-    } catch (error) {
-      // A failed start leaves nothing connected (an open producer keeps a process alive).
-      await Promise.allSettled([this.#dlqProducer?.disconnect(), this.#admin?.disconnect(), c.disconnect()]);
-      throw error;
     }
     this.#running = true;
-    await c.run({
+    this.#runConfig = {
       autoCommit: false,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
@@ -267,7 +338,50 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
           throw error;
         }
       },
-    });
+    };
+    // Joins the group; a failed join is a CRASH (handled in #onCrash), not a rejection.
+    await c.run(this.#runConfig);
+    // Consuming has begun once the group was joined (or the start was aborted).
+    await unlessAborted(joined, signal);
+  }
+
+  /** One connect-and-subscribe attempt: the consumer, then the admin client and the dead-letter producer. */
+  async #connect(): Promise<void> {
+    const c = this.#consumer;
+    await c.connect();
+    this.#subscribing = true; // until it succeeded: the start's catch reads it
+    await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
+    this.#subscribing = false;
+    if (this.#kafka) {
+      this.#admin ??= this.#kafka.admin();
+      await this.#admin.connect();
+    }
+    if (this.#dlqProducer) await this.#dlqProducer.connect();
+  }
+
+  async #disconnectAll(): Promise<void> {
+    await Promise.allSettled([this.#dlqProducer?.disconnect(), this.#admin?.disconnect(), this.#consumer.disconnect()]);
+  }
+
+  #topicNames(): string[] {
+    return this.#topics.filter((t): t is string => typeof t === "string");
+  }
+
+  /** Reports a failed attempt to reach the cluster; returns the backoff before the next one. */
+  #unavailable(error: unknown): number {
+    this.#unreachable = true;
+    return this.#sink?.unavailable(error, this.#brokers(error)) ?? 1_000;
+  }
+
+  #available(): void {
+    this.#unreachable = false;
+    this.#sink?.available();
+  }
+
+  /** The brokers an error names, else the one that answered last. */
+  #brokers(error: unknown): string[] {
+    const named = brokersOf(error);
+    return named.length > 0 || this.#lastBroker === undefined ? named : [this.#lastBroker];
   }
 
   pause(partitions: readonly TopicPartition[]): void {
@@ -315,6 +429,10 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     this.#pendingAcks.add(pending);
     try {
       await this.#consumer.commitOffsets(list);
+    } catch (error) {
+      // No connection to the coordinator: one more failed attempt to reach the cluster.
+      if (isUnreachable(error)) this.#unavailable(error);
+      throw error;
     } finally {
       this.#pendingAcks.delete(pending);
     }
@@ -329,6 +447,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#restartTimer);
     const c = this.#consumer;
     // KafkaJS arms its restart timer only after a crash's own disconnect returned, so a
     // crash during this close can bring the consumer back into the group, owning partitions
@@ -337,15 +456,26 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       if (e.payload.restart) setTimeout(() => void c.stop().catch(() => {}), 0); // after the timer is armed
     });
     c.on(c.events.GROUP_JOIN, () => void c.disconnect().catch(() => {}));
-    try {
-      await c.disconnect();
-    } finally {
-      this.#running = false;
-      for (const remove of this.#removers) remove();
-      this.#removers = [];
-      if (this.#admin) await this.#admin.disconnect().catch(() => {});
-      if (this.#dlqProducer) await this.#dlqProducer.disconnect();
-    }
+    // A connect attempt cut short by an abort may still connect something: disconnect again after it.
+    void this.#attempt?.then(() => this.#disconnectAll());
+    const closing = (async () => {
+      try {
+        await c.disconnect();
+      } finally {
+        this.#running = false;
+        for (const remove of this.#removers) remove();
+        this.#removers = [];
+        if (this.#admin) await this.#admin.disconnect().catch(() => {});
+        if (this.#dlqProducer) await this.#dlqProducer.disconnect();
+      }
+    })();
+    // During an outage KafkaJS may take long to leave the group (it retries): the shutdown
+    // does not wait for that beyond the bound; the disconnect goes on in the background.
+    if (!this.#unreachable && this.#everJoined) return await closing;
+    void closing.catch(() => {});
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([closing, new Promise<void>((r) => (timer = setTimeout(r, CLOSE_BOUND_MS)))]);
+    clearTimeout(timer);
   }
 
   keyOf(message: KafkaMessage): string | undefined {
@@ -395,6 +525,9 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
 
   #onJoin(memberAssignment: Record<string, number[]>, groupId: string): void {
     this.#revoking = undefined;
+    this.#everJoined = true;
+    this.#available(); // the group coordinator answered
+    this.#joined?.resolve();
     const partitions: TopicPartition[] = [];
     for (const [topic, ps] of Object.entries(memberAssignment)) {
       for (const partition of ps) partitions.push({ topic, partition });
@@ -429,6 +562,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   }
 
   #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {
+    this.#unreachable = false;
     if (this.#pendingAcks.size === 0) return;
     const sig = signature(topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.topic, partition: p.partition, offset: String(p.offset) }))));
     for (const pending of this.#pendingAcks) if (pending.signature === sig) pending.acked = true;
@@ -437,21 +571,62 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #onCrash(error: unknown, restart: boolean): void {
     if (this.#closed) return;
     this.#assignment = new Set();
-    if (restart) {
-      this.#sink?.lost(); // KafkaJS disconnected and will rejoin: a new GROUP_JOIN follows
-    } else {
+    const sink = this.#sink;
+    sink?.lost(); // KafkaJS disconnected: the partitions are lost; a rejoin brings a new GROUP_JOIN
+    const refused = refusalOf(error, this.#topicNames(), this.#lastBroker, false);
+    if (refused !== undefined || !isKafkaJSError(error)) {
+      // Waiting cannot help: the consumer fails (KafkaJS does not restart a non-retriable crash).
+      const reason = refused ?? error;
       this.#running = false;
-      this.#sink?.failed(error);
+      if (restart) void this.#consumer.stop().catch(() => {});
+      this.#joined?.reject(reason);
+      void this.#joined?.promise.catch(() => {});
+      sink?.failed(reason);
+      return;
     }
+    const delayMs = this.#unavailable(error);
+    if (this.#stopped || sink?.signal.aborted) return; // shutting down: nothing to restart
+    const restartLater = (): void => {
+      clearTimeout(this.#restartTimer);
+      this.#restartTimer = setTimeout(() => {
+        this.#restartTimer = undefined;
+        if (this.#closed || this.#stopped || sink?.signal.aborted || !this.#runConfig) return;
+        this.#consumer.run(this.#runConfig).catch((e: unknown) => this.#onCrash(e, false));
+      }, delayMs);
+    };
+    if (!restart) {
+      // KafkaJS gave up on it (e.g. "Failed to find group coordinator"): run it again after the backoff.
+      restartLater();
+      return;
+    }
+    // KafkaJS arms its own restart after this event, as late as its retry's maxRetryTime (30 s
+    // by default) after a long outage: replace it by the capped backoff (stop() clears it).
+    setTimeout(() => {
+      if (this.#closed || this.#stopped) return;
+      void this.#consumer.stop().then(restartLater, restartLater);
+    }, 0);
   }
 
   async #produceDeadLetter(message: KafkaMessage, info: DeadLetterInfo): Promise<void> {
     const headers = deadLetterHeaders(message, info);
-    await this.#dlqProducer!.send({
+    const record = {
       topic: this.#dlqTopic(info.topic),
       acks: -1,
       messages: [{ key: message.key, value: message.value, headers, timestamp: message.timestamp }],
-    });
+    };
+    // While the cluster does not answer, the dead letter waits for it like the consumer does
+    // (the runner's backoff; its give-up bound); any other failure goes to the retry policy.
+    for (;;) {
+      try {
+        await this.#dlqProducer!.send(record);
+        this.#available();
+        return;
+      } catch (error) {
+        const sink = this.#sink;
+        if (!isUnreachable(error) || this.#closed || !sink || sink.signal.aborted || info.signal?.aborted) throw error;
+        if (!(await pause(this.#unavailable(error), sink.signal, info.signal))) throw error;
+      }
+    }
   }
 }
 

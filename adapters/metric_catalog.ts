@@ -167,4 +167,18 @@ export const CONSUMER_VALUES: readonly ConsumerValue[] = [
     counter: true,
     value: (m) => m.commitFailures,
   },
+  {
+    name: "cluster_waiting",
+    help: "1 while the consumer waits for an unreachable cluster (an attempt failed and none answered since), else 0.",
+    unit: "1",
+    counter: false,
+    value: (m) => (m.cluster?.state === "waiting" ? 1 : 0), // (a source without the field counts 0)
+  },
+  {
+    name: "cluster_outages_total",
+    help: "Outages since start: periods in which attempts to reach the cluster failed.",
+    unit: "{outage}",
+    counter: true,
+    value: (m) => m.cluster?.outages ?? 0,
+  },
 ];

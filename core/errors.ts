@@ -76,6 +76,84 @@ export class HandleSpaceError extends OffsetFrontierError {}
 /** The requested engine cannot run here (e.g. `engine: "wasm"` where WebAssembly is unavailable). */
 export class EngineUnavailableError extends OffsetFrontierError {}
 
+/** Why a cluster refused a client for good: retrying cannot help. */
+export type RefusalKind = "authentication" | "authorization" | "unknown-topic" | "configuration";
+
+/**
+ * The cluster could not be reached for `maxUnavailableMs` (connect, group join,
+ * coordinator lookup, commits): the consumer gave up. Names the brokers tried and the
+ * last error.
+ */
+export class ClusterUnavailableError extends OffsetFrontierError {
+  /** The broker addresses tried (as the client named them), or the bootstrap list. */
+  readonly brokers: readonly string[];
+  /** Milliseconds the consumer waited for the cluster. */
+  readonly waitedMs: number;
+  /** Failed attempts to reach it. */
+  readonly attempts: number;
+  /** The last failure. */
+  override readonly cause: unknown;
+  /**
+   * The error of a consumer that gave up waiting for its cluster.
+   * @param brokers broker addresses tried
+   * @param waitedMs how long it waited
+   * @param attempts failed attempts
+   * @param cause the last failure
+   */
+  constructor(brokers: readonly string[], waitedMs: number, attempts: number, cause: unknown) {
+    const where = brokers.length > 0 ? ` at ${brokers.join(", ")}` : "";
+    const last = attempts > 0 ? `${attempts} failed attempts; last error: ${errorLine(cause)}` : "no attempt had failed yet: the client was still retrying its first";
+    super(`the Kafka cluster${where} was unreachable for ${waitedMs} ms (${last})`);
+    this.brokers = brokers;
+    this.waitedMs = waitedMs;
+    this.attempts = attempts;
+    this.cause = cause;
+  }
+}
+
+/**
+ * The cluster answered but refused the client for a reason retrying cannot fix: failed
+ * authentication, missing authorization, a topic that does not exist (with topic
+ * creation off), or a client configuration it rejects. Raised at once, never waited out.
+ */
+export class ClusterRefusedError extends OffsetFrontierError {
+  /** Why it was refused. */
+  readonly kind: RefusalKind;
+  /** The broker that refused (when known). */
+  readonly broker: string | undefined;
+  /** The topics concerned (for `unknown-topic` and topic authorization), if known. */
+  readonly topics: readonly string[];
+  /** The client's own error. */
+  override readonly cause: unknown;
+  /**
+   * The error of a refusal.
+   * @param kind why it was refused
+   * @param broker the refusing broker's address, if known
+   * @param topics the topics concerned
+   * @param cause the client's error
+   */
+  constructor(kind: RefusalKind, broker: string | undefined, topics: readonly string[], cause: unknown) {
+    const what = kind === "unknown-topic"
+      ? `topic ${topics.map((t) => JSON.stringify(t)).join(", ")} does not exist (and topic creation is off)`
+      : kind === "authorization"
+      ? `not authorized${topics.length > 0 ? ` for topic ${topics.map((t) => JSON.stringify(t)).join(", ")}` : ""}`
+      : kind === "authentication"
+      ? "authentication failed"
+      : "the client configuration was refused";
+    super(`the Kafka cluster${broker !== undefined ? ` at ${broker}` : ""} refused the consumer: ${what} (${errorLine(cause)})`);
+    this.kind = kind;
+    this.broker = broker;
+    this.topics = topics;
+    this.cause = cause;
+  }
+}
+
+/** One line naming an error: `Name: message`. */
+function errorLine(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
 /** Renders a value for an error message: strings quoted, bigints with `n`, others by type. */
 export function describe(value: unknown): string {
   switch (typeof value) {

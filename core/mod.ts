@@ -41,6 +41,20 @@ export {
   CommitTimeoutError,
 } from "./consumer/commit_scheduler.ts";
 export {
+  type AvailableEvent,
+  type ClusterHooks,
+  type ClusterMetrics,
+  type ClusterOptions,
+  type ClusterState,
+  ClusterWatch,
+  type UnavailableEvent,
+} from "./consumer/cluster.ts";
+export {
+  ClusterRefusedError,
+  ClusterUnavailableError,
+  type RefusalKind,
+} from "./errors.ts";
+export {
   type DispatchHooks,
   Dispatcher,
   Fifo,

@@ -56,6 +56,8 @@ export interface DeadLetterInfo extends TopicPartition {
   readonly error: unknown;
   /** How many times the handler ran. */
   readonly attempts: number;
+  /** Aborted when the record is abandoned (partition revoked or lost, shutdown grace over): stop waiting for the cluster. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -98,6 +100,22 @@ export interface ClientSink<M> {
   deliver(batch: DeliveredBatch<M>): boolean;
   /** The client failed for good (it will not deliver or commit again). */
   failed(error: unknown): void;
+  /**
+   * An attempt to reach the cluster failed (connect, group join, coordinator lookup, a
+   * produce or commit without a connection): the consumer is waiting for the cluster.
+   * Returns the milliseconds to wait before the next attempt (capped backoff). When the
+   * wait passes `maxUnavailableMs` the runner aborts {@link signal} and ends the consumer.
+   * @param error the attempt's error
+   * @param brokers broker addresses the error names
+   */
+  unavailable(error: unknown, brokers?: readonly string[]): number;
+  /** The cluster answered (a join, an acknowledged commit or produce): an outage, if any, is over. */
+  available(): void;
+  /**
+   * Aborted when the consumer stops waiting: shutdown began, or it gave up on the
+   * cluster. A binding's start and its waits for the cluster end at once then.
+   */
+  readonly signal: AbortSignal;
 }
 
 /**

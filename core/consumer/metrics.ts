@@ -7,6 +7,7 @@
  */
 import type { CommitOffset, TopicPartition } from "./client.ts";
 import type { TransactionEvent, TransactionMetrics } from "./transactions.ts";
+import type { AvailableEvent, ClusterMetrics, UnavailableEvent } from "./cluster.ts";
 
 /** The state of a partition's lane. */
 export type PartitionState = "active" | "draining" | "stopped";
@@ -73,6 +74,8 @@ export interface ConsumerMetrics {
   maxCommitLatencyMs: number | undefined;
   /** Exactly-once mode only: transactions begun, committed, aborted, fenced, their sizes and latencies. */
   transactions?: TransactionMetrics;
+  /** Whether the cluster answers: `state` `"waiting"` during an outage, since when, the attempts and the last error. */
+  cluster: ClusterMetrics;
 }
 
 /** Payload of the `commit` event: an acknowledged commit. */
@@ -177,6 +180,8 @@ export interface ClaimEvent extends TopicPartition {
  * | `stall`      | no commit was acknowledged for `commit.stallMs` while records finished: no record starts until one is (or that hold ended) | {@link StallEvent}: `stalled`, `sinceMs` |
  * | `transaction`| exactly-once mode: one partition's transaction ended (committed, aborted or fenced) | {@link TransactionEvent}: `topic`, `partition`, `outcome`, `offset`, `records`, `latencyMs`, `error?` |
  * | `claim`      | at assignment, a partition's committed metadata was read back: used as a completed set, or ignored with the reason | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
+ * | `unavailable` | an attempt to reach the cluster failed (connect, join, coordinator, commit): the consumer waits and tries again | {@link UnavailableEvent}: `sinceMs`, `attempts`, `lastError`, `brokers`, `delayMs` |
+ * | `available`  | the cluster answered again after an outage                           | {@link AvailableEvent}: `downMs`, `attempts` |
  *
  * `error` kinds: `commit` (a commit failed or timed out: nothing moved, it is proposed
  * again), `dead-letter` (a dead-letter produce failed: retried, then the partition
@@ -205,6 +210,10 @@ export interface ConsumerEvents {
   stall: StallEvent;
   /** Exactly-once mode: one partition's transaction ended. */
   transaction: TransactionEvent;
+  /** An attempt to reach the cluster failed: the consumer waits and tries again. */
+  unavailable: UnavailableEvent;
+  /** The cluster answered again after an outage. */
+  available: AvailableEvent;
 }
 
 /** A listener of one event. */

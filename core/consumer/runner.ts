@@ -14,6 +14,9 @@
  *   never committed;
  * - shutdown (the `signal` or {@link ParallelConsumer.shutdown}): stop fetching, let
  *   running records finish within `shutdownGraceMs`, commit, disconnect;
+ * - an unreachable cluster is waited for (the binding retries with the backoff of
+ *   {@link ClusterWatch}), forever unless `cluster.maxUnavailableMs` is set; the signal
+ *   or a shutdown ends that wait;
  * - a failing record is retried with backoff, then dead-lettered (complete only once
  *   the dead-letter produce is acknowledged) or its partition stops; it is never
  *   marked complete to let the frontier move.
@@ -25,7 +28,8 @@ import { type CommitOptions, CommitScheduler } from "./commit_scheduler.ts";
 import { type DispatchOptions, Dispatcher, type Lane, Work } from "./dispatcher.ts";
 import { Completion } from "../tracker/engine.ts";
 import type { EngineChoice } from "../tracker/engines.ts";
-import { CapacityError, InvalidArgumentError, OffsetFrontierError, describe } from "../errors.ts";
+import { CapacityError, type ClusterUnavailableError, InvalidArgumentError, OffsetFrontierError, describe } from "../errors.ts";
+import { type ClusterOptions, ClusterWatch } from "./cluster.ts";
 import { type CompletedSet, decodeCompletedSet, unionOfClaims } from "../tracker/completed_set.ts";
 import { Frontier, type PartitionCommit } from "../tracker/frontier.ts";
 import {
@@ -86,8 +90,13 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
   drainTimeoutMs?: number;
   /** Shutdown: how long running records may take before the final commit and disconnect. Default 10,000 ms. */
   shutdownGraceMs?: number;
-  /** Aborting it shuts the consumer down gracefully. */
+  /**
+   * Aborting it shuts the consumer down gracefully. Aborted while `start()` still waits
+   * for the cluster, it ends that wait: `start()` resolves, the consumer is `stopped`.
+   */
   signal?: AbortSignal;
+  /** Broker outages: the backoff between attempts and when to give up (default: never). */
+  cluster?: ClusterOptions;
   /** Tracker engine (default `"auto"`). */
   engine?: EngineChoice;
   /** Tracker capacity per partition (default 2^24 entries). */
@@ -192,6 +201,9 @@ export class ParallelConsumer<M> {
   readonly #signal: AbortSignal | undefined;
   readonly #completedSets: boolean;
   readonly #stallMs: number;
+  readonly #watch: ClusterWatch;
+  readonly #stopWaiting = new AbortController(); // the sink's signal: shutdown began or the consumer gave up
+  #failure: unknown; // why the consumer failed, once `failed`
   #stallTimer: ReturnType<typeof setInterval> | undefined;
   #lastAckAt = 0; // Date.now() of the last acknowledged commit (or the start)
   #completedAtAck = 0; // #completed + #skipped then
@@ -297,6 +309,11 @@ export class ParallelConsumer<M> {
     for (const [event, listener] of Object.entries(options.on ?? {})) {
       if (listener) this.#events.on(event as keyof ConsumerEvents, listener as Listener<unknown>);
     }
+    this.#watch = new ClusterWatch(options.cluster, {
+      unavailable: (e) => this.#events.emit("unavailable", e),
+      available: (e) => this.#events.emit("available", e),
+      giveUp: (error) => this.#giveUp(error),
+    });
     this.#signal = options.signal;
     this.done = new Promise<void>((resolve, reject) => {
       this.#resolveDone = resolve;
@@ -317,8 +334,11 @@ export class ParallelConsumer<M> {
   }
 
   /**
-   * Connects the client and starts consuming. Resolves once consuming has begun.
-   * @throws whatever the client's start threw (the consumer is then `failed`)
+   * Connects the client and starts consuming. Resolves once consuming has begun (the
+   * group was joined), or once the consumer stopped because `signal` aborted (or
+   * {@link shutdown} was called) while it waited for the cluster: check {@link state}.
+   * @throws whatever the client's start threw (the consumer is then `failed`), e.g. a
+   *   {@link ClusterUnavailableError} after `cluster.maxUnavailableMs`
    */
   async start(): Promise<void> {
     if (this.#state !== "created") throw new InvalidArgumentError(`start() was already called (state ${this.#state})`);
@@ -334,25 +354,33 @@ export class ParallelConsumer<M> {
       lost: (partitions) => this.#lost(partitions),
       deliver: (batch) => this.#deliver(batch),
       failed: (error) => this.#failed(error),
+      unavailable: (error, brokers) => this.#watch.failed(error, brokers),
+      available: () => this.#watch.recovered(),
+      signal: this.#stopWaiting.signal,
     };
     this.#scheduler.start();
+    this.#watch.connecting();
     this.#lastAckAt = Date.now();
     if (this.#stallMs !== Infinity) {
       this.#stallTimer = setInterval(() => this.#checkStall(), Math.max(50, Math.min(1_000, this.#stallMs / 4)));
       (this.#stallTimer as { unref?: () => void }).unref?.();
     }
+    if (this.#signal) {
+      // Listened to from here on: an abort while the start waits for the cluster ends it.
+      this.#onAbort = () => void this.shutdown();
+      this.#signal.addEventListener("abort", this.#onAbort, { once: true });
+    }
     try {
       await this.#client.start(sink);
     } catch (error) {
+      if ((this.#state as ConsumerState) === "failed") throw this.#failure; // e.g. gave up waiting for the cluster
+      if (this.#shutdown) return void (await this.#shutdown); // stopped while starting
       this.#failed(error);
       throw error;
     }
+    if ((this.#state as ConsumerState) === "failed") throw this.#failure;
+    if (this.#shutdown) return void (await this.#shutdown);
     if (this.#state === "starting") this.#state = "running";
-    if (this.#signal) {
-      this.#onAbort = () => void this.shutdown();
-      if (this.#signal.aborted) void this.shutdown();
-      else this.#signal.addEventListener("abort", this.#onAbort, { once: true });
-    }
   }
 
   /**
@@ -368,6 +396,7 @@ export class ParallelConsumer<M> {
   async #doShutdown(graceMs: number): Promise<void> {
     if (this.#state === "stopped" || this.#state === "failed") return;
     this.#state = "stopping";
+    this.#stopWaiting.abort(new Error("the consumer is shutting down"));
     this.#signal?.removeEventListener("abort", this.#onAbort!);
     try {
       this.#client.stopFetching();
@@ -388,7 +417,15 @@ export class ParallelConsumer<M> {
       for (const lane of lanes) lane.controller.abort(new Error("shutdown grace expired"));
     }
     this.#scheduler.halt();
-    await this.#scheduler.flush();
+    // During an outage the last commits cannot be confirmed in time: they get what is left of
+    // the grace (at least a second, should the cluster be back), then the shutdown goes on;
+    // nothing unacknowledged moves `confirmed`.
+    const bounded = <T>(work: Promise<T>): Promise<unknown> => {
+      if (!this.#watch.waiting) return work;
+      const left = sleep(Math.max(1_000, until - Date.now()));
+      return Promise.race([work, left.promise]).finally(() => left.cancel());
+    };
+    await bounded(this.#scheduler.flush());
     const finals: CommitOffset[] = [];
     for (const lane of [...this.#dispatcher.lanes()]) {
       const f = this.#frontier.revoke(lane.topic, lane.partition);
@@ -398,14 +435,13 @@ export class ParallelConsumer<M> {
     if (this.#tx) await this.#tx.port.close().catch((error: unknown) => this.#events.emit("error", { kind: "client", error }));
     if (finals.length > 0) {
       // Completions that landed after the flush (none unless a handler ignored the grace).
-      try {
-        await this.#client.commit(finals);
-      } catch (error) {
+      await bounded(this.#client.commit(finals).catch((error: unknown) => {
         this.#commitFailures++;
         this.#events.emit("error", { kind: "commit", error });
-      }
+      }));
     }
     clearInterval(this.#stallTimer);
+    this.#watch.close();
     this.#frontier.close();
     try {
       await this.#client.close();
@@ -458,6 +494,7 @@ export class ParallelConsumer<M> {
       lastCommitLatencyMs: this.#lastCommitMs,
       maxCommitLatencyMs: this.#maxCommitMs,
       ...(this.#tx ? { transactions: { ...this.#tx.m, ready: this.#tx.stage.size } } : {}),
+      cluster: this.#watch.metrics(),
     };
   }
 
@@ -657,6 +694,9 @@ export class ParallelConsumer<M> {
   #failed(error: unknown): void {
     if (this.#state === "stopped" || this.#state === "failed") return;
     this.#state = "failed";
+    this.#failure = error;
+    this.#stopWaiting.abort(error);
+    this.#watch.close();
     clearInterval(this.#stallTimer);
     this.#events.emit("error", { kind: "client", error });
     this.#scheduler.halt();
@@ -666,6 +706,13 @@ export class ParallelConsumer<M> {
     this.#frontier.close();
     if (this.#tx) void this.#tx.port.close().catch(() => {});
     this.#rejectDone(error);
+  }
+
+  /** `cluster.maxUnavailableMs` passed: the consumer fails and the client is closed (a shutdown already bounds itself). */
+  #giveUp(error: ClusterUnavailableError): void {
+    if (this.#state === "stopping" || this.#state === "stopped" || this.#state === "failed") return;
+    this.#failed(error);
+    void this.#client.close().catch((e: unknown) => this.#events.emit("error", { kind: "client", error: e }));
   }
 
   #deliver(batch: DeliveredBatch<M>): boolean {
@@ -959,7 +1006,7 @@ export class ParallelConsumer<M> {
     }
     let produced: Promise<void>;
     try {
-      produced = Promise.resolve(this.#client.deadLetter!(work.message, info));
+      produced = Promise.resolve(this.#client.deadLetter!(work.message, { ...info, signal: work.signal }));
     } catch (error) {
       produced = Promise.reject(error);
     }
@@ -1141,6 +1188,7 @@ export class ParallelConsumer<M> {
   }
 
   #committed(offsets: readonly CommitOffset[], latencyMs: number): void {
+    this.#watch.recovered(); // an acknowledgement: the cluster answers
     this.#lastAckAt = Date.now();
     this.#completedAtAck = this.#completed + this.#skipped;
     this.#refused = false;

@@ -96,9 +96,9 @@ export interface LogCounts {
   duplicatesBy: Record<DuplicateCause, number>;
   /** Whether the poison was ever logged as finished (its handler always throws: it must not be). */
   poisonFinished: boolean;
-  /** `consume()` calls that rejected at start (`S` lines): the member started again. */
+  /** `consume()` calls that rejected at start (`S` lines): the member exited 1. */
   startFailures: number;
-  /** Consumers that failed for good while running (`C` lines): the member started a new one. */
+  /** Consumers that failed for good while running (`C` lines): the member exited 1. */
   consumerFailures: number;
   /** Duplicates whose earlier finish an acknowledged commit of its own assignment had covered. */
   redoneAfterCommit: number;

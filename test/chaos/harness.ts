@@ -107,9 +107,9 @@ export interface RoundResult {
   mismatches: number;
   /** The poison was logged as finished (it must not be: its handler always throws). */
   poisonFinished: boolean;
-  /** Member starts that failed (broker unreachable) and were tried again. */
+  /** Member starts that failed (`consume()` rejected; the member exited). */
   startFailures: number;
-  /** Consumers that failed for good while running (`done` rejected; the member started a new one). */
+  /** Consumers that failed for good while running (`done` rejected; the member exited). */
   consumerFailures: number;
   /** Faults injected. */
   sigkills: number;

@@ -20,8 +20,8 @@
  * - `T … assignment` SIGTERM received (graceful shutdown begins);
  * - `K … assignment partition:offset,…` an acknowledged commit (the `commit` event);
  * - `E … assignment kind error` an `error` event of the consumer (commit failures, …);
- * - `S … assignment error` `consume()` rejected at start (broker unreachable): started again 1 s later;
- * - `C … assignment error` the consumer failed for good (`done` rejected): started again 1 s later;
+ * - `S … assignment error` `consume()` rejected at start: the process exits 1;
+ * - `C … assignment error` the consumer failed for good (`done` rejected): the process exits 1;
  * - `D … assignment state` the consumer stopped (`done` settled); the process then exits.
  * The assignment id is `<member>.<n>`, n counting this process's joins (KafkaJS does not
  * report the group generation); a record's id is the one current when its successful
@@ -113,9 +113,6 @@ class FsyncLog {
     this.#flushing = false;
   }
 }
-
-/** How long a member keeps failing to start before it gives up (exits 1). */
-const START_RETRY_MS = 180_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const oneLine = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).replace(/\s+/g, " ").slice(0, 300);
@@ -224,37 +221,28 @@ async function main(): Promise<void> {
     return { consumer: started, release };
   };
 
-  // Supervised like a process manager would: consume() rejecting at start (broker
-  // unreachable, e.g. a replacement spawned during an outage) logs `S`; a consumer whose
-  // `done` rejects (KafkaJS gave up: a crash without restart) logs `C`; either way a new
-  // consumer starts 1 s later in this process. A SIGTERM between two consumers ends it.
-  let failingSince: number | undefined; // first of the start failures in a row
+  // Not supervised: the consumer itself rides out broker outages (it waits for the cluster
+  // at start and restarts KafkaJS after a crash). A rejected start (`S`) or a failed
+  // consumer (`C`) ends the process with exit code 1, which the harness counts as a
+  // member that exited on its own.
   let state = "stopped";
-  for (;;) {
-    if (terminated) break;
+  if (!terminated) {
     const attempt = start();
     let running: ParallelConsumer<KafkaMessage>;
     try {
       running = await attempt.consumer;
     } catch (e) {
       event("S", oneLine(e));
-      // A failed start leaves the dead-letter producer connected (adapters/kafkajs.ts connects
-      // it before the consumer and does not close it on failure): close both here.
       await attempt.release();
-      failingSince ??= Date.now();
-      if (Date.now() - failingSince > START_RETRY_MS) throw e;
-      await sleep(1_000);
-      continue;
+      throw e;
     }
-    failingSince = undefined;
     try {
       await running.done;
       state = running.state;
-      break;
     } catch (e) {
       event("C", oneLine(e));
       await attempt.release();
-      await sleep(1_000);
+      throw e;
     }
   }
   event("D", state);

@@ -29,7 +29,7 @@ options:
   --json                print one JSON line of per-round arrays instead of tables
   --records N           records per round, the poison included (default 30000)
   --seed S              seed of round 1 (round i uses S + i - 1; default random)
-  --outage-every N      every N-th round keeps the broker down for --outage-ms (default 0: never)
+  --outage-every N      every N-th round keeps the broker down for --outage-ms (default 10; 0: never)
   --outage-ms MS        length of an outage (default 60000)
   --fault-ms MS         how long faults are injected per round (default 24000)
   --timeout-ms MS       after the faults, how long to wait for committed = end (default 180000)
@@ -104,7 +104,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
       keepLogs: values["keep-logs"] ?? false,
       ...(records !== undefined ? { records } : {}),
       ...(seed !== undefined ? { seed } : {}),
-      ...(outageEvery !== undefined ? { outageEvery } : {}),
+      outageEvery: outageEvery ?? 10, // one round in ten is an outage round
       ...(outageMs !== undefined ? { outageMs } : {}),
       ...(faultMs !== undefined ? { faultMs } : {}),
       ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}),

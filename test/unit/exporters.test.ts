@@ -108,6 +108,16 @@ describe("Prometheus exporter (prom-client)", () => {
     assert.match(text, /# TYPE offset_frontier_completed_total counter/);
     assert.match(text, /# TYPE offset_frontier_partition_pending gauge/);
 
+    // An outage: the client reports a failed attempt to reach the cluster, then an answer.
+    assert.equal(sample(text, "offset_frontier_cluster_waiting", s), 0);
+    assert.equal(sample(text, "offset_frontier_cluster_outages_total", s), 0);
+    client.sink.unavailable(new Error("connect ECONNREFUSED"), ["127.0.0.1:9"]);
+    const down = await registry.metrics();
+    assert.equal(sample(down, "offset_frontier_cluster_waiting", s), 1);
+    assert.equal(sample(down, "offset_frontier_cluster_outages_total", s), 1);
+    client.sink.available();
+    assert.equal(sample(await registry.metrics(), "offset_frontier_cluster_waiting", s), 0);
+
     // A later scrape reads a later snapshot: the head finishes, t/1 moves to 105.
     release();
     await until(() => consumer.metrics().partitions[1]?.confirmed === 105, 3_000, "t/1 committed");

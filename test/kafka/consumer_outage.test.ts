@@ -1,0 +1,239 @@
+/**
+ * Real broker, real outages: consumers ride them out by themselves (issue 14).
+ *
+ * - (1) + (2), one broker of this file's own (it is SIGKILLed on purpose, so never the
+ *   shared one of KAFKA_BROKERS): consumer A runs mid-topic when the broker is killed;
+ *   10 s into the outage consumer B starts (its `consume()` waits); 30 s after the kill
+ *   the broker restarts on the same data dir and port (B waited 20 s). Both resume by
+ *   themselves: every record processed, the group's committed offsets equal the end
+ *   offsets, nothing lost, neither consumer failed; both reported the outage
+ *   (`unavailable` events, `metrics().cluster.state === "waiting"`) and its end
+ *   (`available`). Before that, an unknown topic fails at once with a typed refusal
+ *   naming the topic and the broker.
+ * - (3) and (4) need no broker: a closed port. (3) `cluster.maxUnavailableMs: 5000`:
+ *   `consume()` rejects within the bound plus a second with a `ClusterUnavailableError`
+ *   naming the broker. (4) an `AbortSignal` aborted while `consume()` waits ends it
+ *   within a second (it resolves to a stopped consumer).
+ *
+ * Uses this runtime's adapter (`adapters/node.ts`, `bun.ts` or `deno.ts`). Runs
+ * unchanged under `node --import tsx --test`, `bun test` and `deno test -A`.
+ */
+import assert from "node:assert/strict";
+import { createServer, type AddressInfo } from "node:net";
+import { test } from "node:test";
+import process from "node:process";
+import { Kafka, type KafkaMessage, logLevel, type RetryOptions } from "kafkajs";
+import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/kafkajs.ts";
+import { ClusterRefusedError, ClusterUnavailableError } from "../../core/errors.ts";
+import { committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
+import { asObject, consumerConfig, kafka as loggingKafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
+
+/** A KafkaJS client that keeps quiet about the outage's connection errors (KAFKAJS_LOG=… to see them). */
+function kafka(brokers: string, retry?: RetryOptions): Kafka {
+  if (process.env.KAFKAJS_LOG) return loggingKafka(brokers);
+  return new Kafka({ clientId: `offset-frontier-outage-${runtime()}`, brokers: [brokers], logLevel: logLevel.NOTHING, ...(retry ? { retry } : {}) });
+}
+
+type Consume = (options: KafkaJSConsumerOptions & { signals?: readonly never[] }) => Promise<ParallelConsumer<KafkaMessage>>;
+
+async function adapter(): Promise<Consume> {
+  const rt = runtime();
+  const mod = rt === "deno"
+    ? await import("../../adapters/deno.ts")
+    : rt === "bun"
+    ? await import("../../adapters/bun.ts")
+    : await import("../../adapters/node.ts");
+  return mod.consume as Consume;
+}
+
+/** A 127.0.0.1 address nothing listens on (a port bound and released). */
+async function closedPort(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `127.0.0.1:${port}`;
+}
+
+/** Everything a test consumer saw. */
+interface Seen {
+  processed: Set<string>;
+  unavailable: number;
+  available: number;
+  errors: string[];
+}
+
+function options(brokers: string, topic: string, group: string, seen: Seen, signal: AbortSignal) {
+  return {
+    consumer: kafka(brokers).consumer(consumerConfig(group)),
+    kafka: kafka(brokers),
+    topics: [topic],
+    fromBeginning: true,
+    concurrency: 8,
+    signal,
+    signals: [] as never[],
+    handler: async (_m: KafkaMessage, { partition, offset }: { partition: number; offset: number }) => {
+      await sleep(10);
+      seen.processed.add(`${partition}:${offset}`);
+    },
+    on: {
+      unavailable: () => void seen.unavailable++,
+      available: () => void seen.available++,
+      error: (e: { kind: string; error: unknown }) => void seen.errors.push(`${e.kind}: ${String(e.error)}`),
+    },
+  };
+}
+
+const T0 = Date.now();
+/** A timeline line on stderr (where a slow run spent its time). */
+function note(what: string): void {
+  console.error(`# outage ${((Date.now() - T0) / 1000).toFixed(1)}s: ${what}`);
+}
+
+function missing(processed: Set<string>, ends: Record<string, string>): string[] {
+  const out: string[] = [];
+  for (const [p, end] of Object.entries(ends)) {
+    for (let o = 0; o < Number(end); o++) if (!processed.has(`${p}:${o}`)) out.push(`${p}:${o}`);
+  }
+  return out;
+}
+
+test(`(${runtime()}) the broker down 30 s mid-run, and a consumer started 20 s before it is back: both finish by themselves`, { timeout: 240_000 }, async () => {
+  const consume = await adapter();
+  const broker = await startBroker();
+  const controller = new AbortController();
+  try {
+    const b = broker.brokers;
+    note(`broker up at ${b}`);
+
+    // A refusal is not waited out: an unknown topic (auto-creation is off) fails at once.
+    const nowhere = unique("outage-no-such-topic");
+    const t0 = Date.now();
+    await assert.rejects(
+      consume({ ...options(b, nowhere, unique("outage-refused"), newSeen(), controller.signal) }),
+      (e: unknown) => {
+        assert.ok(e instanceof ClusterRefusedError, `a ClusterRefusedError, got ${String(e)}`);
+        assert.equal(e.kind, "unknown-topic");
+        assert.deepEqual(e.topics, [nowhere]);
+        assert.ok(e.message.includes(nowhere) && e.message.includes(b), e.message);
+        return true;
+      },
+    );
+    assert.ok(Date.now() - t0 < 5_000, `refused at once (${Date.now() - t0} ms)`);
+
+    note("unknown topic refused");
+    const topicA = unique("outage-mid"), topicB = unique("outage-start");
+    const groupA = unique("outage-mid-group"), groupB = unique("outage-start-group");
+    await createTopic(b, topicA, 3);
+    await createTopic(b, topicB, 3);
+    await produce(b, topicA, Array.from({ length: 3_000 }, (_, i) => ({ key: `k${i % 100}`, value: `${i}` })));
+    await produce(b, topicB, Array.from({ length: 1_000 }, (_, i) => ({ key: `k${i % 100}`, value: `${i}` })));
+    const endsA = asObject(await endOffsets(b, topicA));
+    const endsB = asObject(await endOffsets(b, topicB));
+
+    const seenA = newSeen(), seenB = newSeen();
+    const a = await consume(options(b, topicA, groupA, seenA, controller.signal));
+    let aSettled = false;
+    void a.closed.then(() => (aSettled = true));
+    await waitFor(() => seenA.processed.size >= 600, 60_000, "consumer A under way");
+
+    note(`A under way (${seenA.processed.size}); killing the broker`);
+    await broker.kill();
+    const killedAt = Date.now();
+    await sleep(10_000);
+    note("starting B");
+    const bStartedAt = Date.now();
+    const startingB = consume(options(b, topicB, groupB, seenB, controller.signal));
+    let bStarted = false;
+    void startingB.then(() => (bStarted = true), () => (bStarted = true));
+    await waitFor(() => a.metrics().cluster.state === "waiting", 20_000, "A to report the outage in its metrics");
+    await sleep(Math.max(0, killedAt + 30_000 - Date.now()));
+    assert.equal(bStarted, false, "B's consume() still waits for the cluster");
+    assert.ok(seenB.unavailable >= 1, `B reported failed attempts (${seenB.unavailable})`);
+    assert.equal(a.state, "running");
+    const outageMs = Date.now() - killedAt, bWaitedMs = Date.now() - bStartedAt;
+    note(`restarting the broker (A: ${JSON.stringify(a.metrics().cluster)}, B: ${seenB.unavailable} unavailable)`);
+    await broker.restart();
+    note("broker back");
+
+    const c = await startingB;
+    note("B started");
+    assert.equal(c.state, "running");
+    await waitFor(() => missing(seenB.processed, endsB).length === 0, 90_000, "B to finish its topic");
+    note("B finished its topic");
+    await waitFor(() => missing(seenA.processed, endsA).length === 0, 90_000, "A to finish its topic");
+    note("A finished its topic");
+    // Committed = end: the commits resumed (A) or began (B) after the outage.
+    const deadline = Date.now() + 60_000;
+    let committedA: Record<string, string> = {}, committedB: Record<string, string> = {};
+    while (Date.now() < deadline) {
+      committedA = asObject(await committedOffsets(b, groupA, topicA));
+      committedB = asObject(await committedOffsets(b, groupB, topicB));
+      if (JSON.stringify(committedA) === JSON.stringify(endsA) && JSON.stringify(committedB) === JSON.stringify(endsB)) break;
+      await sleep(250);
+    }
+    assert.deepEqual(committedA, endsA, "A's committed offsets equal the end offsets");
+    assert.deepEqual(committedB, endsB, "B's committed offsets equal the end offsets");
+    assert.equal(aSettled, false, "A never stopped on its own");
+    assert.ok(seenA.unavailable >= 1 && seenA.available >= 1, `A reported the outage and its end (${JSON.stringify({ ...seenA, processed: seenA.processed.size, errors: seenA.errors.length })})`);
+    assert.ok(seenB.available >= 1, "B reported the cluster back");
+    assert.equal(a.metrics().cluster.state, "available");
+    assert.equal(c.metrics().cluster.state, "available");
+
+    controller.abort();
+    await a.done;
+    await c.done;
+    console.log(
+      `# outage (${runtime()}): broker down ${outageMs} ms; A ${seenA.processed.size} of 3000 records ` +
+        `(${seenA.unavailable} unavailable events), B waited ${bWaitedMs} ms then ${seenB.processed.size} of 1000`,
+    );
+  } finally {
+    controller.abort();
+    await broker.stop();
+  }
+});
+
+test(`(${runtime()}) no broker, cluster.maxUnavailableMs 5000: consume() rejects within the bound + 1 s with ClusterUnavailableError`, { timeout: 30_000 }, async () => {
+  const consume = await adapter();
+  const address = await closedPort();
+  const seen = newSeen();
+  const controller = new AbortController();
+  const t0 = Date.now();
+  // KafkaJS retries a connect 5 times by default (8-12 s per attempt): fewer here, so that
+  // attempts fail within the bound and the error names the broker they tried.
+  const opts = options(address, unique("outage-gone"), unique("outage-gone-group"), seen, controller.signal);
+  opts.consumer = kafka(address, { retries: 1, initialRetryTime: 100 }).consumer(consumerConfig(unique("outage-gone-group")));
+  await assert.rejects(consume({ ...opts, cluster: { maxUnavailableMs: 5_000 } }), (e: unknown) => {
+    const ms = Date.now() - t0;
+    assert.ok(e instanceof ClusterUnavailableError, `a ClusterUnavailableError, got ${String(e)}`);
+    assert.ok(ms >= 4_900 && ms <= 6_000, `rejected after ${ms} ms`);
+    assert.ok(e.brokers.includes(address), `names ${address}: ${e.message}`);
+    assert.ok(e.attempts >= 1 && e.cause instanceof Error, e.message);
+    assert.ok(e.message.includes(address), e.message);
+    return true;
+  });
+  assert.ok(seen.unavailable >= 1, "each failed attempt was reported");
+});
+
+test(`(${runtime()}) an AbortSignal aborted while consume() waits for the cluster ends it within a second`, { timeout: 30_000 }, async () => {
+  const consume = await adapter();
+  const address = await closedPort();
+  const seen = newSeen();
+  const controller = new AbortController();
+  const starting = consume(options(address, unique("outage-abort"), unique("outage-abort-group"), seen, controller.signal));
+  let settled = false;
+  void starting.then(() => (settled = true), () => (settled = true));
+  await sleep(3_000); // KafkaJS's first connect attempt is still retrying
+  assert.equal(settled, false, "consume() waits for the cluster");
+  const abortedAt = Date.now();
+  controller.abort();
+  const consumer = await starting;
+  const ms = Date.now() - abortedAt;
+  assert.ok(ms < 1_000, `consume() ended ${ms} ms after the abort`);
+  assert.equal(consumer.state, "stopped");
+  await consumer.done; // resolves: a stop, not a failure
+});
+
+function newSeen(): Seen {
+  return { processed: new Set(), unavailable: 0, available: 0, errors: [] };
+}
