@@ -76,8 +76,17 @@ export interface ClientSink<M> {
    * {@link ConsumerClient.pause}, synchronously, inside this call) and takes no batch of
    * theirs until it settles, so that records an earlier owner's completed set claims
    * finished are skipped from the first batch on. A rejection only costs the claims.
+   *
+   * `incremental` (a cooperative or KIP-848 rebalance): `partitions` are added to the
+   * current assignment and every partition already assigned carries on untouched (its
+   * tracker, in-flight work and pauses stay); partitions that leave are named in
+   * {@link revoking} or {@link lost} instead. An empty incremental assignment is a no-op.
    */
-  assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>): void;
+  assigned(
+    partitions: readonly TopicPartition[],
+    committed?: Promise<readonly CommittedPosition[]>,
+    incremental?: boolean,
+  ): void;
   /**
    * An orderly rebalance began (the client still owns its partitions for now): stop
    * dispatching, drain within a bound, commit best-effort. Resolves when done.

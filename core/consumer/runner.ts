@@ -285,7 +285,7 @@ export class ParallelConsumer<M> {
       return;
     }
     const sink: ClientSink<M> = {
-      assigned: (partitions, committed) => this.#assigned(partitions, committed),
+      assigned: (partitions, committed, incremental) => this.#assigned(partitions, committed, incremental === true),
       revoking: (partitions) => this.#revoking(partitions),
       lost: (partitions) => this.#lost(partitions),
       deliver: (batch) => this.#deliver(batch),
@@ -421,10 +421,18 @@ export class ParallelConsumer<M> {
 
   // ---- client events ----
 
-  #assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>): void {
+  #assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>, incremental = false): void {
+    if (incremental) {
+      // Cooperative: the lanes already assigned carry on; only new partitions get a lane.
+      partitions = partitions.filter((p) => this.#dispatcher.lane(p.topic, p.partition) === undefined);
+      if (partitions.length === 0) {
+        void committed?.catch(() => {});
+        return;
+      }
+    }
     const keep = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
     const finals: PartitionCommit[] = [];
-    for (const lane of [...this.#dispatcher.lanes()]) {
+    for (const lane of incremental ? [] : [...this.#dispatcher.lanes()]) {
       // Still ours after an orderly revoke: its final commit is legitimate. Anything else: lost.
       if (this.#orderly && keep.has(tpKey(lane.topic, lane.partition))) {
         const f = this.#frontier.revoke(lane.topic, lane.partition);
@@ -435,12 +443,14 @@ export class ParallelConsumer<M> {
       this.#dispatcher.removeLane(lane);
     }
     this.#orderly = false;
-    // A new assignment starts with nothing at risk: what the old one finished is committed or gone.
-    this.#assignSeq++;
-    this.#lastAckAt = Date.now();
-    this.#completedAtAck = this.#completed + this.#skipped;
-    this.#refused = false;
-    this.#setHeld(false);
+    if (!incremental) {
+      // A new assignment starts with nothing at risk: what the old one finished is committed or gone.
+      this.#assignSeq++;
+      this.#lastAckAt = Date.now();
+      this.#completedAtAck = this.#completed + this.#skipped;
+      this.#refused = false;
+      this.#setHeld(false);
+    }
     const lanes: Lane<M>[] = [];
     for (const { topic, partition } of partitions) {
       const tracker = this.#frontier.assign(topic, partition);
