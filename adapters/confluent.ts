@@ -77,6 +77,13 @@ export interface ConfluentConsumerOptions extends Omit<ParallelConsumerOptions<C
   deadLetter?: ConfluentDeadLetterOptions;
   /** How long to wait for librdkafka's outcome of a commit before it counts as failed. Default 60,000 ms. */
   commitOutcomeTimeoutMs?: number;
+  /**
+   * The longest the rebalance callback holds a revoke (drain and commit) before it lets
+   * the partitions go anyway. Default `drainTimeoutMs` + 5,000 ms. Under the KIP-848
+   * protocol librdkafka can hold a commit sent during the callback until the callback
+   * returned; the bound keeps such a revoke from stalling the group for the commit timeouts.
+   */
+  revokeTimeoutMs?: number;
 }
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
@@ -127,9 +134,15 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   readonly #topics: ReadonlyArray<string | RegExp>;
   readonly #dlq: DeadLetterProducer | undefined;
   readonly #outcomeMs: number;
+  readonly #revokeMs: number;
   #verifier: CommitVerifier | undefined;
   #sink: ClientSink<ConfluentMessage> | undefined;
   #assignment = new Set<string>();
+  /** Partitions of the current assignment that had a batch taken: the client knows their fetch position. */
+  #taken = new Set<string>();
+  /** Where partitions that had no batch taken yet start: their committed offset, or -2 (earliest) by the reset policy. */
+  #start = new Map<string, number>();
+  readonly #earliest: boolean;
   #eager = true; // the rebalance protocol: EAGER until librdkafka says COOPERATIVE
   #stopped = false;
   #closed = false;
@@ -149,7 +162,12 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     kafka: ConfluentKafka,
     config: ConfluentConsumerConfig,
     topics: ReadonlyArray<string | RegExp>,
-    options: { fromBeginning?: boolean; deadLetter?: ConfluentDeadLetterOptions; commitOutcomeTimeoutMs?: number } = {},
+    options: {
+      fromBeginning?: boolean;
+      deadLetter?: ConfluentDeadLetterOptions;
+      commitOutcomeTimeoutMs?: number;
+      revokeTimeoutMs?: number;
+    } = {},
   ) {
     if (!kafka || typeof (kafka as { consumer?: unknown }).consumer !== "function") {
       throw new InvalidArgumentError(`kafka must be a Confluent KafkaJS.Kafka client; got ${describe(kafka)}`);
@@ -167,8 +185,17 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       throw new InvalidArgumentError(`commitOutcomeTimeoutMs must be a number > 0; got ${describe(ms)}`);
     }
     this.#outcomeMs = ms;
+    const revokeMs = options.revokeTimeoutMs ?? 10_000;
+    if (typeof revokeMs !== "number" || !(revokeMs >= 0)) {
+      throw new InvalidArgumentError(`revokeTimeoutMs must be a number ≥ 0; got ${describe(revokeMs)}`);
+    }
+    this.#revokeMs = revokeMs;
     this.#topics = topics;
-    this.#consumer = kafka.consumer(consumerConfig(config, options.fromBeginning, (err, assignment, fns) => this.#rebalance(err, assignment, fns)));
+    const final = consumerConfig(config, options.fromBeginning, (err, assignment, fns) => this.#rebalance(err, assignment, fns));
+    const reset = final["auto.offset.reset"];
+    this.#earliest = reset === "earliest" || reset === "smallest" || reset === "beginning" ||
+      (reset === undefined && final.kafkaJS?.fromBeginning === true);
+    this.#consumer = kafka.consumer(final);
     if (options.deadLetter) {
       const dlq = new DeadLetterProducer(options.deadLetter);
       this.#dlq = dlq;
@@ -213,7 +240,10 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         const last = batch.lastOffset();
         const taken = sink.deliver({ topic: batch.topic, partition: batch.partition, messages, offsets, next: Number(last) + 1 });
         // Moves only the fetch position (auto-commit is off). Not resolved: the client seeks back and delivers it again.
-        if (taken) resolveOffset(last);
+        if (taken) {
+          resolveOffset(last);
+          this.#taken.add(tpKey(batch.topic, batch.partition));
+        }
         return Promise.resolve();
       },
     });
@@ -232,6 +262,15 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     if (this.#closed || this.#stopped || partitions.length === 0) return;
     try {
       this.#consumer.resume(groupByTopic(partitions));
+      // The client's pause drops the records it fetched but did not deliver, and seeks back
+      // only partitions that delivered something: one that delivered nothing yet would go on
+      // past the dropped records. Seek it back to where it starts.
+      for (const p of partitions) {
+        const key = tpKey(p.topic, p.partition);
+        if (this.#taken.has(key) || !this.#assignment.has(key)) continue;
+        const start = this.#start.get(key) ?? (this.#earliest ? -2 : undefined);
+        if (start !== undefined) this.#consumer.seek({ topic: p.topic, partition: p.partition, offset: String(start) });
+      }
     } catch {
       // not connected
     }
@@ -292,6 +331,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         const answer = await this.#consumer.committed(partitions.map((p) => ({ topic: p.topic, partition: p.partition })), 5_000);
         return answer.map((p) => {
           const offset = Number(p.offset);
+          if (Number.isSafeInteger(offset) && offset >= 0) this.#start.set(tpKey(p.topic, p.partition), offset);
           return {
             topic: p.topic,
             partition: p.partition,
@@ -320,6 +360,10 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       if (this.#eager) this.#assignment = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
       else for (const p of added) this.#assignment.add(tpKey(p.topic, p.partition));
       const fresh = this.#eager ? partitions : added;
+      for (const p of fresh) {
+        this.#taken.delete(tpKey(p.topic, p.partition));
+        this.#start.delete(tpKey(p.topic, p.partition));
+      }
       // Stale pauses of partitions new to this assignment go; the runner pauses anew what it needs.
       this.resume(fresh);
       const committed = fresh.length > 0 && !this.#stopped ? this.#committed(fresh) : undefined;
@@ -329,8 +373,13 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       if (fns.assignmentLost()) {
         this.#sink.lost(partitions);
       } else {
-        // Awaited by the client: the partitions leave only after the drain and its commit.
-        await this.#sink.revoking(partitions).catch(() => {});
+        // Awaited by the client: the partitions leave only after the drain and its commit (bounded).
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          this.#sink.revoking(partitions).catch(() => {}),
+          new Promise<void>((r) => (timer = setTimeout(r, this.#revokeMs))),
+        ]);
+        clearTimeout(timer);
       }
       for (const p of partitions) this.#assignment.delete(tpKey(p.topic, p.partition));
     } else {
@@ -361,8 +410,9 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
  * ```
  */
 export function createConfluentConsumer(options: ConfluentConsumerOptions): ParallelConsumer<ConfluentMessage> {
-  const { kafka, config, topics, fromBeginning, deadLetter, commitOutcomeTimeoutMs, ...rest } = options;
+  const { kafka, config, topics, fromBeginning, deadLetter, commitOutcomeTimeoutMs, revokeTimeoutMs, ...rest } = options;
   const client = new ConfluentClient(kafka, config, topics, {
+    revokeTimeoutMs: revokeTimeoutMs ?? (typeof rest.drainTimeoutMs === "number" ? rest.drainTimeoutMs : 5_000) + 5_000,
     ...(fromBeginning !== undefined ? { fromBeginning } : {}),
     ...(deadLetter !== undefined ? { deadLetter } : {}),
     ...(commitOutcomeTimeoutMs !== undefined ? { commitOutcomeTimeoutMs } : {}),

@@ -95,6 +95,8 @@ export interface ConfluentConsumer {
   commitOffsets(offsets: Array<ConfluentTopicPartition & { offset: string; metadata?: string | null }>): Promise<void>;
   /** Reads the group's committed offsets and metadata. */
   committed(partitions: ConfluentTopicPartition[], timeout?: number): Promise<ConfluentCommitted[]>;
+  /** Moves a partition's fetch position (`offset` as a decimal string; `"-2"`: the earliest). */
+  seek(position: ConfluentTopicPartition & { offset: string }): void;
   /** The current assignment. */
   assignment(): ConfluentTopicPartition[];
 }

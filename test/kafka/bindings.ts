@@ -151,7 +151,8 @@ const KAFKAJS: Binding = {
 
 /** The Confluent consumer config for a protocol (short waits so pauses and resumes act quickly). */
 export function confluentConfig(groupId: string, protocol: ConfluentProtocol): ConfluentConsumerConfig {
-  const common = { "group.id": groupId, "fetch.wait.max.ms": 100, "js.consumer.max.batch.size": -1 };
+  const common: ConfluentConsumerConfig = { "group.id": groupId, "fetch.wait.max.ms": 100, "js.consumer.max.batch.size": -1 };
+  if (process.env.CONFLUENT_DEBUG) common.debug = process.env.CONFLUENT_DEBUG;
   if (protocol === "consumer") return { ...common, "group.protocol": "consumer" };
   return {
     ...common,
@@ -172,8 +173,13 @@ async function confluentBinding(): Promise<Binding | undefined> {
       const k = new KafkaJS.Kafka({ kafkaJS: { brokers: o.brokers.split(","), logLevel: KafkaJS.logLevel.ERROR } });
       const protocol = o.protocol ?? (process.env.CONFLUENT_PROTOCOL as ConfluentProtocol | undefined) ?? "consumer";
       const config = confluentConfig(o.groupId, protocol);
-      if (o.maxBytesPerPartition !== undefined) config["max.partition.fetch.bytes"] = o.maxBytesPerPartition;
+      if (o.maxBytesPerPartition !== undefined) {
+        // Small batches: librdkafka prefetches far ahead, so the batch size is what bounds them.
+        config["max.partition.fetch.bytes"] = o.maxBytesPerPartition;
+        config["js.consumer.max.batch.size"] = 250;
+      }
       const client = new Client(k, config, o.topics, {
+        revokeTimeoutMs: (o.drainTimeoutMs ?? 5_000) + 5_000,
         ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
         ...(o.deadLetter ? { deadLetter: { producer: k.producer() } } : {}),
       });
