@@ -15,9 +15,9 @@
  *   (output records beyond the first per input partition/offset, read from the output's
  *   headers) and `outputMissing` (inputs below the committed offsets without an output).
  *
- * A {@link ClientSpec} names the Kafka client a member runs: `kafkajs` (implemented,
- * test/chaos/member.ts) and `confluent` (to do: `@confluentinc/kafka-javascript`, Node
- * only — a member file beside member.ts binding adapters/confluent.ts once it exists).
+ * A {@link ClientSpec} names the Kafka client a member runs: `kafkajs`
+ * (test/chaos/member.ts) and `confluent` (`@confluentinc/kafka-javascript` through
+ * adapters/confluent.ts, Node only: test/chaos/member_confluent.ts).
  *
  * @module
  */
@@ -78,10 +78,5 @@ export const MODES: Record<ModeName, ModeSpec> = {
 /** Every client binding, implemented or not. */
 export const CLIENTS: Record<ClientName, ClientSpec> = {
   kafkajs: { name: "kafkajs", implemented: true, member: "member.ts" },
-  confluent: {
-    name: "confluent",
-    implemented: false,
-    missing: "--client confluent is not implemented yet (no adapters/confluent.ts)",
-    member: "member_confluent.ts",
-  },
+  confluent: { name: "confluent", implemented: true, member: "member_confluent.ts" },
 };
