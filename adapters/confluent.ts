@@ -31,6 +31,7 @@ import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadL
 import { InvalidArgumentError, UnsupportedRuntimeError, describe } from "../core/errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
 import { type CommitEventSource, CommitVerifier } from "./confluent_commits.ts";
+import { consumerConfig, startsEarliest } from "./confluent_config.ts";
 import { type ConfluentDeadLetterOptions, DeadLetterProducer } from "./confluent_dead_letter.ts";
 import type {
   ConfluentAssignmentFns,
@@ -96,33 +97,6 @@ function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: str
     else byTopic.set(topic, [partition]);
   }
   return [...byTopic].map(([topic, partitions]) => ({ topic, partitions }));
-}
-
-/** The consumer config the binding runs with: the user's, auto-commit off, its rebalance callback. */
-function consumerConfig(
-  config: ConfluentConsumerConfig,
-  fromBeginning: boolean | undefined,
-  rebalance: (err: ConfluentRebalanceError, assignment: ConfluentTopicPartition[], fns: ConfluentAssignmentFns) => Promise<void>,
-): ConfluentConsumerConfig {
-  if (config === null || typeof config !== "object") {
-    throw new InvalidArgumentError(`config must be the consumer configuration object; got ${describe(config)}`);
-  }
-  const auto = config["enable.auto.commit"];
-  if (auto !== undefined && auto !== false && auto !== "false") {
-    throw new InvalidArgumentError(`config["enable.auto.commit"] must be false or absent (the consumer commits); got ${describe(auto)}`);
-  }
-  const kjs = config.kafkaJS;
-  if (kjs !== undefined && kjs.autoCommit !== undefined && kjs.autoCommit !== false) {
-    throw new InvalidArgumentError(`config.kafkaJS.autoCommit must be false or absent (the consumer commits); got ${describe(kjs.autoCommit)}`);
-  }
-  if (config.rebalance_cb !== undefined) {
-    throw new InvalidArgumentError(`config.rebalance_cb must be absent: the consumer installs its own; got ${describe(config.rebalance_cb)}`);
-  }
-  const out: ConfluentConsumerConfig = { ...config, "enable.auto.commit": false, rebalance_cb: rebalance };
-  if (fromBeginning !== undefined && out["auto.offset.reset"] === undefined && kjs?.fromBeginning === undefined) {
-    out["auto.offset.reset"] = fromBeginning ? "earliest" : "latest";
-  }
-  return out;
 }
 
 /**
@@ -192,9 +166,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     this.#revokeMs = revokeMs;
     this.#topics = topics;
     const final = consumerConfig(config, options.fromBeginning, (err, assignment, fns) => this.#rebalance(err, assignment, fns));
-    const reset = final["auto.offset.reset"];
-    this.#earliest = reset === "earliest" || reset === "smallest" || reset === "beginning" ||
-      (reset === undefined && final.kafkaJS?.fromBeginning === true);
+    this.#earliest = startsEarliest(final);
     this.#consumer = kafka.consumer(final);
     if (options.deadLetter) {
       const dlq = new DeadLetterProducer(options.deadLetter);
