@@ -42,6 +42,7 @@ for (const { binding, protocol } of cases) {
       const times = new Map<string, number>();
       const processedBy = { A: 0, B: 0 };
       const assignments: Record<string, number[][]> = { A: [], B: [] };
+      let waitingForB = false;
       const start = (name: "A" | "B"): { consumer: ParallelConsumer<TestMessage>; controller: AbortController } => {
         const controller = new AbortController();
         const consumer = binding.create({
@@ -55,7 +56,8 @@ for (const { binding, protocol } of cases) {
           concurrency: CONCURRENCY,
           signal: controller.signal,
           handler: async (_m, { partition, offset }) => {
-            await sleep(2 + Math.random() * 4);
+            // Until B has partitions, A slows down: a KIP-848 assignment takes a few heartbeats.
+            await sleep(waitingForB ? 20 : 2 + Math.random() * 4);
             const id = `${partition}:${offset}`;
             times.set(id, (times.get(id) ?? 0) + 1);
             processedBy[name]++;
@@ -68,7 +70,10 @@ for (const { binding, protocol } of cases) {
       await a.consumer.start();
       await waitFor(() => processedBy.A >= 1_500, 60_000, "A's first 1,500 records");
       const b = start("B");
-      await b.consumer.start(); // resolves once B joined: A was rebalanced
+      waitingForB = true;
+      await b.consumer.start(); // KafkaJS: resolves once B joined (A was rebalanced); Confluent: once B runs
+      await waitFor(() => assignments.B.some((ps) => ps.length > 0), 60_000, "B's first partitions");
+      waitingForB = false;
       await waitFor(() => times.size >= RECORDS, 120_000, `every record (have ${times.size})`);
       // the assignments while both ran (the shutdown below rebalances once more)
       const whileBoth = { A: [...assignments.A], B: [...assignments.B] };
