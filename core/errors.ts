@@ -154,6 +154,21 @@ function errorLine(error: unknown): string {
   return String(error);
 }
 
+/** A binding was loaded on a runtime it cannot run on (e.g. the Confluent client's native addon on Bun or Deno). */
+export class UnsupportedRuntimeError extends OffsetFrontierError {
+  /** The runtime that loaded it: `"bun"`, `"deno"`, … */
+  readonly runtime: string;
+  /**
+   * The error of a binding loaded on `runtime`.
+   * @param runtime the runtime's name
+   * @param message what cannot run there and what to use instead
+   */
+  constructor(runtime: string, message: string) {
+    super(message);
+    this.runtime = runtime;
+  }
+}
+
 /** Renders a value for an error message: strings quoted, bigints with `n`, others by type. */
 export function describe(value: unknown): string {
   switch (typeof value) {

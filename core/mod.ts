@@ -24,6 +24,7 @@
  * @module
  */
 export * from "./tracker/mod.ts";
+export { UnsupportedRuntimeError } from "./errors.ts";
 export type {
   ClientSink,
   CommitOffset,

@@ -46,6 +46,14 @@ if (files.length === 0) {
   process.exit(2);
 }
 
+// The Confluent binding's client (Node only) is not a devDependency: install it for the suites.
+const only = process.env.OFFSET_FRONTIER_BINDINGS;
+if (runtimes.includes("node") && (!only || only.split(",").map((b) => b.trim()).includes("confluent"))) {
+  const { ensureConfluent } = await import("./install-confluent.mjs");
+  const secs = ensureConfluent();
+  if (secs > 0) console.log(`run-kafka-tests: installed @confluentinc/kafka-javascript in ${secs.toFixed(1)}s`);
+}
+
 const bin = (name) => join(ROOT, "node_modules", ".bin", name);
 const COMMANDS = {
   // one file at a time: the files share one broker and a 2-core machine

@@ -82,8 +82,16 @@ export interface ClientSink<M> {
    * @throws {InvalidArgumentError} for a partition listed twice, an empty or non-string
    *   topic, or a partition that is not an integer in [0, 2^31): the message names it and
    *   the running assignment is left exactly as it was
+   * `incremental` (a cooperative or KIP-848 rebalance): `partitions` are added to the
+   * current assignment and every partition already assigned carries on untouched (its
+   * tracker, in-flight work and pauses stay); partitions that leave are named in
+   * {@link revoking} or {@link lost} instead. An empty incremental assignment is a no-op.
    */
-  assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>): void;
+  assigned(
+    partitions: readonly TopicPartition[],
+    committed?: Promise<readonly CommittedPosition[]>,
+    incremental?: boolean,
+  ): void;
   /**
    * An orderly rebalance began (the client still owns its partitions for now): stop
    * dispatching, drain within a bound, commit best-effort. Resolves when done.

@@ -349,7 +349,7 @@ export class ParallelConsumer<M> {
       return;
     }
     const sink: ClientSink<M> = {
-      assigned: (partitions, committed) => this.#assigned(partitions, committed),
+      assigned: (partitions, committed, incremental) => this.#assigned(partitions, committed, incremental === true),
       revoking: (partitions) => this.#revoking(partitions),
       lost: (partitions) => this.#lost(partitions),
       deliver: (batch) => this.#deliver(batch),
@@ -504,9 +504,9 @@ export class ParallelConsumer<M> {
 
   // ---- client events ----
 
-  #assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>): void {
+  #assigned(partitions: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>, incremental = false): void {
     // Validated whole before anything changes: a bad or repeated partition leaves the old assignment as it was.
-    const keep = new Set<string>();
+    const listed = new Set<string>();
     const problem = (): string | undefined => {
       if (!Array.isArray(partitions)) return `an array of partitions; got ${describe(partitions)}`;
       for (const p of partitions as readonly Partial<TopicPartition>[]) {
@@ -516,8 +516,8 @@ export class ParallelConsumer<M> {
           return `partitions in [0, 2^31); got ${describe(partition)} for topic ${JSON.stringify(topic)}`;
         }
         const key = tpKey(topic, partition);
-        if (keep.has(key)) return `each partition once; got topic ${JSON.stringify(topic)} partition ${partition} twice`;
-        keep.add(key);
+        if (listed.has(key)) return `each partition once; got topic ${JSON.stringify(topic)} partition ${partition} twice`;
+        listed.add(key);
       }
       return undefined;
     };
@@ -526,12 +526,21 @@ export class ParallelConsumer<M> {
       void committed?.catch(() => {}); // not used: no unhandled rejection
       throw new InvalidArgumentError(`assigned() takes ${bad}; the assignment is unchanged`);
     }
+    if (incremental) {
+      // Cooperative: the lanes already assigned carry on; only new partitions get a lane.
+      partitions = partitions.filter((p) => this.#dispatcher.lane(p.topic, p.partition) === undefined);
+      if (partitions.length === 0) {
+        void committed?.catch(() => {});
+        return;
+      }
+    }
+    const keep = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
     const finals: PartitionCommit[] = [];
-    if (this.#tx) {
+    if (this.#tx && !incremental) {
       const gone = [...this.#dispatcher.lanes()].filter((l) => !keep.has(tpKey(l.topic, l.partition)));
       if (gone.length > 0) void this.#tx.port.release(gone).catch(() => {});
     }
-    for (const lane of [...this.#dispatcher.lanes()]) {
+    for (const lane of incremental ? [] : [...this.#dispatcher.lanes()]) {
       // Still ours after an orderly revoke: its final commit is legitimate. Anything else: lost.
       if (this.#orderly && keep.has(tpKey(lane.topic, lane.partition))) {
         const f = this.#frontier.revoke(lane.topic, lane.partition);
@@ -542,12 +551,14 @@ export class ParallelConsumer<M> {
       this.#dispatcher.removeLane(lane);
     }
     this.#orderly = false;
-    // A new assignment starts with nothing at risk: what the old one finished is committed or gone.
-    this.#assignSeq++;
-    this.#lastAckAt = Date.now();
-    this.#completedAtAck = this.#completed + this.#skipped;
-    this.#refused = false;
-    this.#setHeld(false);
+    if (!incremental) {
+      // A new assignment starts with nothing at risk: what the old one finished is committed or gone.
+      this.#assignSeq++;
+      this.#lastAckAt = Date.now();
+      this.#completedAtAck = this.#completed + this.#skipped;
+      this.#refused = false;
+      this.#setHeld(false);
+    }
     const lanes: Lane<M>[] = [];
     for (const { topic, partition } of partitions) {
       const tracker = this.#frontier.assign(topic, partition);

@@ -35,11 +35,11 @@
  *
  * @module
  */
-import { fdatasync, openSync, writeSync } from "node:fs";
 import process from "node:process";
 import { setInterval, clearInterval } from "node:timers";
 import { Kafka, logLevel } from "kafkajs";
 import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs.ts";
+import { FsyncLog } from "./fsync_log.ts";
 import { failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
 
 /** What the harness passes to a member (argv[2], JSON). */
@@ -70,49 +70,6 @@ function runtime(): Runtime {
   return g.Deno ? "deno" : g.Bun ? "bun" : "node";
 }
 
-/** An append-only log whose `append` resolves once the line is written and fdatasynced. */
-class FsyncLog {
-  readonly #fd: number;
-  #lines: string[] = [];
-  #waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
-  #flushing = false;
-
-  constructor(path: string) {
-    this.#fd = openSync(path, "a");
-  }
-
-  /** Writes `line` at once, without waiting for an fsync (events; the next batch syncs them). */
-  note(line: string): void {
-    writeSync(this.#fd, line);
-  }
-
-  /** Queues `line`; resolves after the batch holding it is written and fsynced. */
-  append(line: string): Promise<void> {
-    this.#lines.push(line);
-    const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
-    if (!this.#flushing) void this.#flush();
-    return done;
-  }
-
-  async #flush(): Promise<void> {
-    this.#flushing = true;
-    // Invariant: a waiter resolves only after its line went through writeSync and fdatasync.
-    while (this.#lines.length > 0) {
-      const text = this.#lines.join("");
-      const waiters = this.#waiters;
-      this.#lines = [];
-      this.#waiters = [];
-      try {
-        writeSync(this.#fd, text);
-        await new Promise<void>((resolve, reject) => fdatasync(this.#fd, (e) => (e ? reject(e) : resolve())));
-        for (const w of waiters) w.resolve();
-      } catch (e) {
-        for (const w of waiters) w.reject(e);
-      }
-    }
-    this.#flushing = false;
-  }
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const oneLine = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).replace(/\s+/g, " ").slice(0, 300);

@@ -17,9 +17,9 @@
  *   `outputMissing` (non-poison inputs below the committed offsets without an output),
  *   plus `outputStrays` (outputs naming no input) and `outputRecords`.
  *
- * A {@link ClientSpec} names the Kafka client a member runs: `kafkajs` (implemented,
- * test/chaos/member.ts) and `confluent` (to do: `@confluentinc/kafka-javascript`, Node
- * only — a member file beside member.ts binding adapters/confluent.ts once it exists).
+ * A {@link ClientSpec} names the Kafka client a member runs: `kafkajs`
+ * (test/chaos/member.ts) and `confluent` (`@confluentinc/kafka-javascript` through
+ * adapters/confluent.ts, Node only: test/chaos/member_confluent.ts).
  *
  * @module
  */
@@ -84,12 +84,7 @@ export const MODES: Record<ModeName, ModeSpec> = {
 /** Every client binding, implemented or not. */
 export const CLIENTS: Record<ClientName, ClientSpec> = {
   kafkajs: { name: "kafkajs", implemented: true, member: "member.ts" },
-  confluent: {
-    name: "confluent",
-    implemented: false,
-    missing: "--client confluent is not implemented yet (no adapters/confluent.ts)",
-    member: "member_confluent.ts",
-  },
+  confluent: { name: "confluent", implemented: true, member: "member_confluent.ts" },
 };
 
 /** The exactly-once counts: `<topic>.out` read committed against the round's inputs. */

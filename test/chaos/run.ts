@@ -33,9 +33,10 @@ options:
   --outage-ms MS        length of an outage (default 60000)
   --fault-ms MS         how long faults are injected per round (default 24000)
   --timeout-ms MS       after the faults, how long to wait for committed = end (default 180000)
-  --mode M              at-least-once (default) or exactly-once (transactions; adds
-                        outputDuplicates, outputMissing, outputStrays, outputRecords)
-  --client C            kafkajs (default; confluent: not implemented yet)
+  --mode M              at-least-once (default) or exactly-once (transactions, KafkaJS only;
+                        adds outputDuplicates, outputMissing, outputStrays, outputRecords)
+  --client C            kafkajs (default) or confluent (@confluentinc/kafka-javascript, Node only)
+  --protocol P          confluent's group protocol: eager, cooperative or consumer (KIP-848, default)
   --keep-logs           keep the members' logs (their directory is printed)
   --help                this text
 
@@ -52,7 +53,7 @@ function int(name: string, v: string | undefined, min: number): number | undefin
 }
 
 /** Parses argv into options; `help` when --help was given. */
-export function parseCli(argv: string[]): { help: true } | { help: false; json: boolean; options: ChaosOptions } {
+export function parseCli(argv: string[]): { help: true } | { help: false; json: boolean; options: ChaosOptions & { protocol?: string } } {
   let values;
   try {
     ({ values } = parseArgs({
@@ -71,6 +72,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
         "timeout-ms": { type: "string" },
         mode: { type: "string" },
         client: { type: "string" },
+        protocol: { type: "string" },
         "keep-logs": { type: "boolean" },
         help: { type: "boolean" },
       },
@@ -87,6 +89,12 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
   const client = values.client ?? "kafkajs";
   if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs or confluent; got ${client}`);
   if (!CLIENTS[client as ClientName].implemented) throw new UsageError(CLIENTS[client as ClientName].missing ?? `--client ${client} is not implemented`);
+  if (client === "confluent" && runtime !== "node") throw new UsageError(`--client confluent runs on Node only (Bun and Deno cannot load its addon); got --runtime ${runtime}`);
+  const protocol = values.protocol;
+  if (protocol !== undefined && client !== "confluent") throw new UsageError("--protocol applies to --client confluent only");
+  if (protocol !== undefined && !["eager", "cooperative", "consumer"].includes(protocol)) {
+    throw new UsageError(`--protocol must be eager, cooperative or consumer; got ${protocol}`);
+  }
   const records = int("records", values.records, 2);
   const seed = int("seed", values.seed, 0);
   const outageEvery = int("outage-every", values["outage-every"], 0);
@@ -101,6 +109,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
       runtime: runtime as MemberRuntime,
       mode: mode as ModeName,
       client: client as ClientName,
+      ...(protocol !== undefined ? { protocol } : {}),
       keepLogs: values["keep-logs"] ?? false,
       ...(records !== undefined ? { records } : {}),
       ...(seed !== undefined ? { seed } : {}),
@@ -190,7 +199,14 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const results = await runChaos({ ...parsed.options, progress: (line) => console.error(line) });
+  const { protocol, ...options } = parsed.options;
+  if (options.client === "confluent") {
+    // The members read it from their environment (harness.ts passes its own on).
+    process.env.CONFLUENT_PROTOCOL = protocol ?? "consumer";
+    const { ensureConfluent } = await import("../../scripts/install-confluent.mjs");
+    ensureConfluent();
+  }
+  const results = await runChaos({ ...options, progress: (line) => console.error(line) });
   for (const r of results) if (r.logDir) console.error(`round ${r.round} logs: ${r.logDir}`);
   if (parsed.json) process.stdout.write(`${JSON.stringify(toJson(results))}\n`);
   else console.log(table(results));

@@ -5,14 +5,15 @@
  * progressing during the stall, and retained entries stay bounded (high mark plus one
  * fetched batch). Afterwards it resumes and everything is committed.
  *
- * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
+ * Through every binding of this runtime (test/kafka/bindings.ts). Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
  * uses KAFKA_BROKERS when set, else starts its own broker.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createKafkaJSConsumer, type PauseEvent, type ResumeEvent } from "../../adapters/kafkajs.ts";
+import type { PauseEvent, ResumeEvent } from "../../adapters/kafkajs.ts";
 import { committedOffsets, createTopic, endOffsets, withBroker } from "../broker/broker.ts";
-import { asObject, consumerConfig, kafka, sleep, unique, waitFor } from "./helpers.ts";
+import { bindings } from "./bindings.ts";
+import { asObject, kafka, sleep, unique, waitFor } from "./helpers.ts";
 
 const PER_PARTITION = 4_000;
 const STALL_MS = 2_000;
@@ -21,7 +22,7 @@ const HIGH = 500;
 const LOW = 100;
 const MAX_BUFFERED = 5_000;
 
-test("backpressure: a stalled partition pauses, stays bounded, the others keep going", { timeout: 180_000 }, async () => {
+for (const binding of bindings()) test(`backpressure (${binding.name}): a stalled partition pauses, stays bounded, the others keep going`, { timeout: 180_000 }, async () => {
   await withBroker(async (brokers) => {
     const topic = unique("backpressure");
     const groupId = unique("backpressure-group");
@@ -46,11 +47,7 @@ test("backpressure: a stalled partition pauses, stays bounded, the others keep g
     }
     const ends = asObject(await endOffsets(brokers, topic));
 
-    const kafkaConsumer = kafka(brokers).consumer({ ...consumerConfig(groupId), maxBytesPerPartition: 8 * 1024 });
     const maxBatch = [0, 0, 0];
-    kafkaConsumer.on(kafkaConsumer.events.START_BATCH_PROCESS, (e) => {
-      maxBatch[e.payload.partition] = Math.max(maxBatch[e.payload.partition], e.payload.batchSize);
-    });
 
     const pauses: PauseEvent[] = [];
     const resumes: ResumeEvent[] = [];
@@ -61,8 +58,11 @@ test("backpressure: a stalled partition pauses, stays bounded, the others keep g
     let stallStart = 0, stallEnd = 0;
     const doneAtStallStart = [0, 0, 0], doneAtStallEnd = [0, 0, 0];
     const controller = new AbortController();
-    const consumer = createKafkaJSConsumer({
-      consumer: kafkaConsumer,
+    const consumer = binding.create({
+      brokers,
+      groupId,
+      maxBytesPerPartition: 8 * 1024,
+      onBatch: (partition, size) => (maxBatch[partition] = Math.max(maxBatch[partition], size)),
       topics: [topic],
       fromBeginning: true,
       ordering: "unordered",
@@ -130,9 +130,12 @@ test("backpressure: a stalled partition pauses, stays bounded, the others keep g
       assert.ok(maxInFlight[p] <= MAX_IN_FLIGHT, `partition ${p}: metrics in-flight ≤ ${MAX_IN_FLIGHT}`);
     }
 
+    // The Confluent client applies pause, resume and seek between its fetch rounds (and seeks
+    // back every batch it delivers for a partition the runner paused), so the others move slower.
+    const minProgress = binding.name === "confluent" ? 250 : 1_000;
     for (const p of [1, 2]) {
       const progressed = doneAtStallEnd[p] - doneAtStallStart[p];
-      assert.ok(progressed >= 1_000, `partition ${p} progressed during the stall (${progressed} records)`);
+      assert.ok(progressed >= minProgress, `partition ${p} progressed during the stall (${progressed} records)`);
     }
     assert.ok(doneAtStallEnd[0] - doneAtStallStart[0] === 0, "partition 0 made no progress while stalled");
 
@@ -145,7 +148,7 @@ test("backpressure: a stalled partition pauses, stays bounded, the others keep g
     );
     assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), ends);
     console.log(
-      `# backpressure: stall ${stallEnd - stallStart} ms; p1/p2 progressed ${doneAtStallEnd[1] - doneAtStallStart[1]}/${
+      `# backpressure (${binding.name}): stall ${stallEnd - stallStart} ms; p1/p2 progressed ${doneAtStallEnd[1] - doneAtStallStart[1]}/${
         doneAtStallEnd[2] - doneAtStallStart[2]
       } during it; p0 max retained ${maxRetained[0]} (high ${HIGH}, max batch ${maxBatch[0]}), ` +
         `paused ${p0Pauses.length}×, max in flight ${maxRunning.join("/")}`,

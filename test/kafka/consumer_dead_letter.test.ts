@@ -3,16 +3,18 @@
  * backoff, then produced to `<topic>.DLT` with the error in headers; they count as
  * complete only once that produce is acknowledged, so the commit reaches the end.
  *
- * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
+ * Through every binding of this runtime (test/kafka/bindings.ts); the dead-letter topic
+ * is read back with KafkaJS. Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
  * uses KAFKA_BROKERS when set, else starts its own broker.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createKafkaJSConsumer, DEAD_LETTER_HEADERS, type RetryEvent } from "../../adapters/kafkajs.ts";
+import { DEAD_LETTER_HEADERS, type RetryEvent } from "../../adapters/kafkajs.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
-import { asObject, consumerConfig, kafka, unique, waitFor } from "./helpers.ts";
+import { bindings } from "./bindings.ts";
+import { asObject, kafka, unique, waitFor } from "./helpers.ts";
 
-test("dead letter: failing records retried, then produced to <topic>.DLT with the error in headers", { timeout: 120_000 }, async () => {
+for (const binding of bindings()) test(`dead letter (${binding.name}): failing records retried, then produced to <topic>.DLT with the error in headers`, { timeout: 120_000 }, async () => {
   await withBroker(async (brokers) => {
     const topic = unique("dlq");
     const groupId = unique("dlq-group");
@@ -27,14 +29,15 @@ test("dead letter: failing records retried, then produced to <topic>.DLT with th
     let ok = 0, dead = 0;
     const controller = new AbortController();
     const k = kafka(brokers);
-    const consumer = createKafkaJSConsumer({
-      consumer: k.consumer(consumerConfig(groupId)),
+    const consumer = binding.create({
+      brokers,
+      groupId,
       topics: [topic],
       fromBeginning: true,
       ordering: "key",
       concurrency: 16,
       retry: { retries: 2, initialDelayMs: 5, jitter: 0 },
-      deadLetter: { producer: k.producer() },
+      deadLetter: true,
       signal: controller.signal,
       on: { retry: (e) => retries.push(e), deadLetter: () => dead++ },
       handler: (message) => {

@@ -4,14 +4,15 @@
  * - `partition`: per partition, processing order equals offset order, one at a time.
  * Both end with the committed offsets at the end offsets.
  *
- * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
+ * Through every binding of this runtime (test/kafka/bindings.ts). Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
  * uses KAFKA_BROKERS when set, else starts its own broker.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { createKafkaJSConsumer, type Ordering } from "../../adapters/kafkajs.ts";
+import type { Ordering } from "../../adapters/kafkajs.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
-import { asObject, consumerConfig, kafka, sleep, unique, waitFor } from "./helpers.ts";
+import { type Binding, bindings } from "./bindings.ts";
+import { asObject, sleep, unique, waitFor } from "./helpers.ts";
 
 const RECORDS = 10_000;
 const KEYS = 1_000;
@@ -26,6 +27,7 @@ interface Run {
 }
 
 async function consumeAll(
+  binding: Binding,
   brokers: string,
   topic: string,
   ordering: Ordering,
@@ -36,8 +38,9 @@ async function consumeAll(
   const busy = new Set<string>();
   let overlaps = 0, processed = 0;
   const controller = new AbortController();
-  const consumer = createKafkaJSConsumer({
-    consumer: kafka(brokers).consumer(consumerConfig(groupId)),
+  const consumer = binding.create({
+    brokers,
+    groupId,
     topics: [topic],
     fromBeginning: true,
     ordering,
@@ -65,7 +68,7 @@ async function consumeAll(
 const ascending = (xs: number[]): boolean => xs.every((x, i) => i === 0 || xs[i - 1] < x);
 
 describe("ordering on a real broker", () => {
-  test("key and partition ordering, 10,000 records, 1,000 keys", { timeout: 240_000 }, async () => {
+  for (const binding of bindings()) test(`key and partition ordering (${binding.name}), 10,000 records, 1,000 keys`, { timeout: 240_000 }, async () => {
     await withBroker(async (brokers) => {
       const topic = unique("ordering");
       await createTopic(brokers, topic, 3);
@@ -77,7 +80,7 @@ describe("ordering on a real broker", () => {
       const ends = asObject(await endOffsets(brokers, topic));
 
       // key: random 0–5 ms of work, so records of different keys overtake each other
-      const byKey = await consumeAll(brokers, topic, "key", () => sleep(Math.random() * 5));
+      const byKey = await consumeAll(binding, brokers, topic, "key", () => sleep(Math.random() * 5));
       assert.equal(byKey.processed, RECORDS);
       assert.equal(byKey.order.size, KEYS, "1,000 keys (each lives in one partition)");
       assert.equal(byKey.overlaps, 0, "never two in-flight records of one key");
@@ -89,6 +92,7 @@ describe("ordering on a real broker", () => {
 
       // partition: most records finish in a microtask, some sleep up to 2 ms
       const byPartition = await consumeAll(
+        binding,
         brokers,
         topic,
         "partition",

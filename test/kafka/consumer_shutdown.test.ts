@@ -4,36 +4,74 @@
  * completed before the shutdown is processed again (the sets are disjoint): the
  * shutdown lets running records finish, commits, and only then leaves the group.
  *
- * Uses this runtime's adapter (`adapters/node.ts`, `bun.ts` or `deno.ts`) and its
- * `consume()`. Runs unchanged under `node --import tsx --test`, `bun test` and
+ * Through every binding of this runtime (test/kafka/bindings.ts): for KafkaJS this
+ * runtime's adapter (`adapters/node.ts`, `bun.ts` or `deno.ts`) and its `consume()`, for
+ * Confluent `consumeConfluent()`. Runs unchanged under `node --import tsx --test`, `bun test` and
  * `deno test -A`; uses KAFKA_BROKERS when set, else starts its own broker.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import process from "node:process";
 import type { KafkaJSConsumerOptions, Ordering, ParallelConsumer } from "../../adapters/kafkajs.ts";
-import type { KafkaMessage } from "kafkajs";
+import type { Handler } from "../../core/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
+import { bindings, type ConfluentProtocol, confluentConfig, loadConfluent, type TestMessage } from "./bindings.ts";
 import { asObject, consumerConfig, kafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
 
 const RECORDS = 6_000;
 const STOP_AFTER = 2_000;
 
-type Consume = (options: KafkaJSConsumerOptions) => Promise<ParallelConsumer<KafkaMessage>>;
+interface Run {
+  brokers: string;
+  groupId: string;
+  topic: string;
+  ordering: Ordering;
+  signal: AbortSignal;
+  handler: Handler<TestMessage>;
+}
+type Consume = (run: Run) => Promise<ParallelConsumer<TestMessage>>;
 
-async function adapter(): Promise<Consume> {
+/** The binding's signal-aware entry point: this runtime's adapter's consume() for KafkaJS, consumeConfluent() for Confluent. */
+async function adapter(binding: "kafkajs" | "confluent"): Promise<Consume> {
+  if (binding === "confluent") {
+    const { consumeConfluent } = await import("../../adapters/confluent.ts");
+    const { KafkaJS } = loadConfluent();
+    const protocol = (process.env.CONFLUENT_PROTOCOL as ConfluentProtocol | undefined) ?? "consumer";
+    return (r) =>
+      consumeConfluent({
+        kafka: new KafkaJS.Kafka({ kafkaJS: { brokers: r.brokers.split(","), logLevel: KafkaJS.logLevel.ERROR } }),
+        config: confluentConfig(r.groupId, protocol),
+        topics: [r.topic],
+        fromBeginning: true,
+        ordering: r.ordering,
+        concurrency: 32,
+        signal: r.signal,
+        handler: r.handler,
+      }) as unknown as Promise<ParallelConsumer<TestMessage>>;
+  }
   const rt = runtime();
   const mod = rt === "deno"
     ? await import("../../adapters/deno.ts")
     : rt === "bun"
     ? await import("../../adapters/bun.ts")
     : await import("../../adapters/node.ts");
-  return mod.consume as Consume;
+  const consume = mod.consume as unknown as (options: KafkaJSConsumerOptions) => Promise<ParallelConsumer<TestMessage>>;
+  return (r) =>
+    consume({
+      consumer: kafka(r.brokers).consumer(consumerConfig(r.groupId)),
+      topics: [r.topic],
+      fromBeginning: true,
+      ordering: r.ordering,
+      concurrency: 32,
+      signal: r.signal,
+      handler: r.handler,
+    });
 }
 
 describe(`shutdown and restart (${runtime()} adapter)`, () => {
-  for (const ordering of ["unordered", "key"] as Ordering[]) {
-    test(`${ordering}: nothing lost, nothing completed before the shutdown processed again`, { timeout: 180_000 }, async () => {
-      const consume = await adapter();
+  for (const { name } of bindings()) for (const ordering of ["unordered", "key"] as Ordering[]) {
+    test(`${ordering} (${name}): nothing lost, nothing completed before the shutdown processed again`, { timeout: 180_000 }, async () => {
+      const consume = await adapter(name);
       await withBroker(async (brokers) => {
         const topic = unique(`shutdown-${ordering}`);
         const groupId = unique(`shutdown-${ordering}-group`);
@@ -45,11 +83,10 @@ describe(`shutdown and restart (${runtime()} adapter)`, () => {
           const controller = new AbortController();
           const firstOffset = new Map<number, number>();
           const consumer = await consume({
-            consumer: kafka(brokers).consumer(consumerConfig(groupId)),
-            topics: [topic],
-            fromBeginning: true,
+            brokers,
+            groupId,
+            topic,
             ordering,
-            concurrency: 32,
             signal: controller.signal,
             handler: async (_m, { partition, offset }) => {
               if (!firstOffset.has(partition) || offset < firstOffset.get(partition)!) firstOffset.set(partition, offset);
@@ -86,7 +123,7 @@ describe(`shutdown and restart (${runtime()} adapter)`, () => {
         assert.deepEqual(dup, [], "nothing completed before the shutdown was processed again");
         assert.equal(first.size + second.size, RECORDS, "nothing lost");
         assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), ends);
-        console.log(`# shutdown (${ordering}): first consumer ${first.size}, second ${second.size}, commit after the first ${JSON.stringify(afterFirst)}`);
+        console.log(`# shutdown (${ordering}, ${name}): first consumer ${first.size}, second ${second.size}, commit after the first ${JSON.stringify(afterFirst)}`);
       });
     });
   }

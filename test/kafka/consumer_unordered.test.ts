@@ -3,18 +3,18 @@
  * sleeping a random 0–5 ms. Every record is processed exactly once (no faults, so no
  * duplicates) and the group's committed offsets equal the end offsets at the end.
  *
- * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
+ * Through every binding of this runtime (test/kafka/bindings.ts). Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
  * uses KAFKA_BROKERS when set, else starts its own broker.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createKafkaJSConsumer } from "../../adapters/kafkajs.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
-import { asObject, consumerConfig, kafka, sleep, total, unique, waitFor } from "./helpers.ts";
+import { bindings } from "./bindings.ts";
+import { asObject, sleep, total, unique, waitFor } from "./helpers.ts";
 
 const RECORDS = 20_000;
 
-test("unordered: 20,000 records, concurrency 64, each processed exactly once, commits reach the end", { timeout: 180_000 }, async () => {
+for (const binding of bindings()) test(`unordered (${binding.name}): 20,000 records, concurrency 64, each processed exactly once, commits reach the end`, { timeout: 180_000 }, async () => {
   await withBroker(async (brokers) => {
     const topic = unique("unordered");
     const groupId = unique("unordered-group");
@@ -27,8 +27,9 @@ test("unordered: 20,000 records, concurrency 64, each processed exactly once, co
     const values = new Set<string>();
     let running = 0, maxRunning = 0, processed = 0;
     const controller = new AbortController();
-    const consumer = createKafkaJSConsumer({
-      consumer: kafka(brokers).consumer(consumerConfig(groupId)),
+    const consumer = binding.create({
+      brokers,
+      groupId,
       topics: [topic],
       fromBeginning: true,
       ordering: "unordered",
@@ -62,6 +63,6 @@ test("unordered: 20,000 records, concurrency 64, each processed exactly once, co
     assert.deepEqual(asObject(committed), asObject(ends), "committed offsets equal the end offsets");
     const m = consumer.metrics();
     assert.equal(m.completed, RECORDS);
-    console.log(`# unordered: ${RECORDS} records in ${secs.toFixed(2)} s, ${m.commits} commits, max ${maxRunning} running`);
+    console.log(`# unordered (${binding.name}): ${RECORDS} records in ${secs.toFixed(2)} s, ${m.commits} commits, max ${maxRunning} running`);
   });
 });

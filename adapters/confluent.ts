@@ -1,0 +1,442 @@
+/**
+ * The Confluent binding (Node only): the parallel consumer over
+ * `@confluentinc/kafka-javascript`'s KafkaJS-compatible API (`KafkaJS.Kafka`, librdkafka
+ * inside). Bun and Deno cannot load its native addon: importing this module there throws
+ * an {@link UnsupportedRuntimeError}; use the KafkaJS binding (`offset-frontier/bun`,
+ * `offset-frontier/deno`) instead.
+ *
+ * How it drives the client:
+ * - the binding creates the consumer itself (`kafka.consumer(config)`), adding
+ *   `enable.auto.commit: false` and its own `rebalance_cb`, which the client awaits:
+ *   a revoke drains the revoked partitions within `drainTimeoutMs` and commits them (with
+ *   the completed set) before the callback returns, i.e. before the partitions go. With
+ *   the cooperative assignor (`partition.assignment.strategy: "cooperative-sticky"`) or
+ *   the KIP-848 protocol (`group.protocol: "consumer"`) only the partitions that move are
+ *   revoked; the others carry on untouched (incremental assignments);
+ * - each assignment reads the new partitions' committed offsets and metadata
+ *   (`consumer.committed()`) so records an earlier owner finished are skipped;
+ * - `eachBatch` registers the batch and returns at once (records run on the runner's
+ *   pool); a batch not taken is left unresolved, so the client seeks back and delivers it
+ *   again; backpressure is per-partition `pause`/`resume`;
+ * - commits go through `commitOffsets` one at a time and count as acknowledged only when
+ *   librdkafka's commit outcome (`offset_commit_cb`) reports them without error: the
+ *   promise of `commitOffsets` itself resolves once the commit is queued, before the
+ *   broker answered (see `confluent_commits.ts`);
+ * - dead letters go through a producer of the client (`acks` all, the default).
+ *
+ * @module
+ */
+import process from "node:process";
+import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, TopicPartition } from "../core/consumer/client.ts";
+import { InvalidArgumentError, UnsupportedRuntimeError, describe } from "../core/errors.ts";
+import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
+import { type CommitEventSource, CommitVerifier } from "./confluent_commits.ts";
+import { consumerConfig, startsEarliest } from "./confluent_config.ts";
+import { type ConfluentDeadLetterOptions, DeadLetterProducer } from "./confluent_dead_letter.ts";
+import type {
+  ConfluentAssignmentFns,
+  ConfluentConsumer,
+  ConfluentConsumerConfig,
+  ConfluentKafka,
+  ConfluentMessage,
+  ConfluentRebalanceError,
+  ConfluentTopicPartition,
+} from "./confluent_types.ts";
+
+const g = globalThis as { Bun?: unknown; Deno?: unknown };
+const foreign = g.Bun !== undefined ? "bun" : g.Deno !== undefined ? "deno" : undefined;
+if (foreign !== undefined) {
+  throw new UnsupportedRuntimeError(
+    foreign,
+    `offset-frontier/confluent runs on Node only: ${foreign === "bun" ? "Bun" : "Deno"} cannot load the native addon of ` +
+      `@confluentinc/kafka-javascript; use the KafkaJS binding (offset-frontier/${foreign}) there`,
+  );
+}
+
+const ASSIGN = -175; // librdkafka ERR__ASSIGN_PARTITIONS
+const REVOKE = -174; // librdkafka ERR__REVOKE_PARTITIONS
+
+/** Options of a Confluent parallel consumer. */
+export interface ConfluentConsumerOptions extends Omit<ParallelConsumerOptions<ConfluentMessage>, "handler"> {
+  /** The client: `new KafkaJS.Kafka({ kafkaJS: { brokers } })` from `@confluentinc/kafka-javascript`. */
+  kafka: ConfluentKafka;
+  /**
+   * The consumer configuration, as `kafka.consumer()` takes it: librdkafka properties
+   * (`"group.id"`, `"group.protocol": "consumer"`, `"partition.assignment.strategy"`,
+   * `"js.consumer.max.batch.size"`, …) and/or a `kafkaJS` block. The binding sets
+   * `enable.auto.commit: false` and the rebalance callback; it refuses a config that
+   * turns auto-commit on or brings its own `rebalance_cb`.
+   */
+  config: ConfluentConsumerConfig;
+  /** Topics (names or patterns) to subscribe to. */
+  topics: ReadonlyArray<string | RegExp>;
+  /** Start from the earliest offset when the group has no committed offset (`auto.offset.reset`). Default `false`. */
+  fromBeginning?: boolean;
+  /** Runs once per record (again on retries). */
+  handler: Handler<ConfluentMessage>;
+  /** Dead-letter producer; with it, records whose retries are used up are dead-lettered (see `retry.onExhausted`). */
+  deadLetter?: ConfluentDeadLetterOptions;
+  /** How long to wait for librdkafka's outcome of a commit before it counts as failed. Default 60,000 ms. */
+  commitOutcomeTimeoutMs?: number;
+  /**
+   * The longest the rebalance callback holds a revoke (drain and commit) before it lets
+   * the partitions go anyway. Default `drainTimeoutMs` + 5,000 ms. Under the KIP-848
+   * protocol librdkafka can hold a commit sent during the callback until the callback
+   * returned; the bound keeps such a revoke from stalling the group for the commit timeouts.
+   */
+  revokeTimeoutMs?: number;
+}
+
+const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: string; partitions: number[] }> {
+  const byTopic = new Map<string, number[]>();
+  for (const { topic, partition } of partitions) {
+    const list = byTopic.get(topic);
+    if (list) list.push(partition);
+    else byTopic.set(topic, [partition]);
+  }
+  return [...byTopic].map(([topic, partitions]) => ({ topic, partitions }));
+}
+
+/**
+ * The {@link ConsumerClient} over one Confluent consumer, which it creates. Most users
+ * call {@link createConfluentConsumer} instead.
+ */
+export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
+  readonly #consumer: ConfluentConsumer;
+  readonly #topics: ReadonlyArray<string | RegExp>;
+  readonly #dlq: DeadLetterProducer | undefined;
+  readonly #outcomeMs: number;
+  readonly #revokeMs: number;
+  #verifier: CommitVerifier | undefined;
+  #sink: ClientSink<ConfluentMessage> | undefined;
+  #assignment = new Set<string>();
+  /** Partitions of the current assignment that had a batch taken: the client knows their fetch position. */
+  #taken = new Set<string>();
+  /** Where partitions that had no batch taken yet start: their committed offset, or -2 (earliest) by the reset policy. */
+  #start = new Map<string, number>();
+  readonly #earliest: boolean;
+  #eager = true; // the rebalance protocol: EAGER until librdkafka says COOPERATIVE
+  #stopped = false;
+  #closed = false;
+  #running = false;
+  #commitTail: Promise<void> = Promise.resolve();
+  /** Produces a dead letter; present only when a dead-letter producer was given. */
+  readonly deadLetter?: (message: ConfluentMessage, info: DeadLetterInfo) => Promise<void>;
+
+  /**
+   * A binding that creates its consumer from `kafka` and `config` (not connected yet).
+   * @param kafka the Confluent `KafkaJS.Kafka` client
+   * @param config the consumer configuration (see {@link ConfluentConsumerOptions.config})
+   * @param topics topics to subscribe to
+   * @param options `fromBeginning`, the dead-letter producer, the commit-outcome timeout
+   */
+  constructor(
+    kafka: ConfluentKafka,
+    config: ConfluentConsumerConfig,
+    topics: ReadonlyArray<string | RegExp>,
+    options: {
+      fromBeginning?: boolean;
+      deadLetter?: ConfluentDeadLetterOptions;
+      commitOutcomeTimeoutMs?: number;
+      revokeTimeoutMs?: number;
+    } = {},
+  ) {
+    if (!kafka || typeof (kafka as { consumer?: unknown }).consumer !== "function") {
+      throw new InvalidArgumentError(`kafka must be a Confluent KafkaJS.Kafka client; got ${describe(kafka)}`);
+    }
+    if (!Array.isArray(topics) || topics.length === 0) {
+      throw new InvalidArgumentError(`topics must be a non-empty array of names or RegExps; got ${describe(topics)}`);
+    }
+    for (const t of topics) {
+      if ((typeof t !== "string" && !(t instanceof RegExp)) || t === "") {
+        throw new InvalidArgumentError(`topics must hold topic names (non-empty strings) or RegExps; got ${describe(t)}`);
+      }
+    }
+    const ms = options.commitOutcomeTimeoutMs ?? 60_000;
+    if (typeof ms !== "number" || !(ms > 0)) {
+      throw new InvalidArgumentError(`commitOutcomeTimeoutMs must be a number > 0; got ${describe(ms)}`);
+    }
+    this.#outcomeMs = ms;
+    const revokeMs = options.revokeTimeoutMs ?? 10_000;
+    if (typeof revokeMs !== "number" || !(revokeMs >= 0)) {
+      throw new InvalidArgumentError(`revokeTimeoutMs must be a number ≥ 0; got ${describe(revokeMs)}`);
+    }
+    this.#revokeMs = revokeMs;
+    this.#topics = topics;
+    const final = consumerConfig(config, options.fromBeginning, (err, assignment, fns) => this.#rebalance(err, assignment, fns));
+    this.#earliest = startsEarliest(final);
+    this.#consumer = kafka.consumer(final);
+    if (options.deadLetter) {
+      const dlq = new DeadLetterProducer(options.deadLetter);
+      this.#dlq = dlq;
+      this.deadLetter = (message, info) => dlq.produce(message, info);
+    }
+  }
+
+  /** Partitions of the current assignment. */
+  assignment(): TopicPartition[] {
+    return [...this.#assignment].map((k) => {
+      const i = k.lastIndexOf("\u0000");
+      return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
+    });
+  }
+
+  async start(sink: ClientSink<ConfluentMessage>): Promise<void> {
+    this.#sink = sink;
+    const c = this.#consumer;
+    try {
+      if (this.#dlq) await this.#dlq.connect();
+      await c.connect();
+      const internal = (c as unknown as { _getInternalClient?: () => CommitEventSource })._getInternalClient?.();
+      if (!internal || typeof internal.on !== "function") {
+        throw new InvalidArgumentError("the Confluent consumer exposes no internal client: @confluentinc/kafka-javascript 1.x is required");
+      }
+      this.#verifier = new CommitVerifier(internal, this.#outcomeMs);
+      await c.subscribe({ topics: [...this.#topics] });
+    } catch (error) {
+      this.#verifier?.close();
+      await Promise.allSettled([this.#dlq?.disconnect(), c.disconnect()]);
+      throw error;
+    }
+    this.#running = true;
+    await c.run({
+      eachBatchAutoResolve: false,
+      eachBatch: ({ batch, resolveOffset }) => {
+        const messages = batch.messages;
+        const n = messages.length;
+        if (n === 0) return Promise.resolve();
+        const offsets = new Array<number>(n);
+        for (let i = 0; i < n; i++) offsets[i] = Number(messages[i].offset);
+        const last = batch.lastOffset();
+        const taken = sink.deliver({ topic: batch.topic, partition: batch.partition, messages, offsets, next: Number(last) + 1 });
+        // Moves only the fetch position (auto-commit is off). Not resolved: the client seeks back and delivers it again.
+        if (taken) {
+          resolveOffset(last);
+          this.#taken.add(tpKey(batch.topic, batch.partition));
+        }
+        return Promise.resolve();
+      },
+    });
+  }
+
+  pause(partitions: readonly TopicPartition[]): void {
+    if (this.#closed || partitions.length === 0) return;
+    try {
+      this.#consumer.pause(groupByTopic(partitions));
+    } catch {
+      // not connected: nothing is fetched anyway
+    }
+  }
+
+  resume(partitions: readonly TopicPartition[]): void {
+    if (this.#closed || this.#stopped || partitions.length === 0) return;
+    try {
+      this.#consumer.resume(groupByTopic(partitions));
+      // The client's pause drops the records it fetched but did not deliver, and seeks back
+      // only partitions that delivered something: one that delivered nothing yet would go on
+      // past the dropped records. Seek it back to where it starts.
+      for (const p of partitions) {
+        const key = tpKey(p.topic, p.partition);
+        if (this.#taken.has(key) || !this.#assignment.has(key)) continue;
+        const start = this.#start.get(key) ?? (this.#earliest ? -2 : undefined);
+        if (start !== undefined) this.#consumer.seek({ topic: p.topic, partition: p.partition, offset: String(start) });
+      }
+    } catch {
+      // not connected
+    }
+  }
+
+  async commit(offsets: readonly CommitOffset[]): Promise<void> {
+    // One commit at a time, each after the one before it settled: a late outcome never
+    // overtakes a newer commit.
+    const run = this.#commitTail.then(() => this.#send(offsets));
+    this.#commitTail = run.then(() => {}, () => {});
+    await run;
+  }
+
+  async #send(offsets: readonly CommitOffset[]): Promise<void> {
+    const verifier = this.#verifier;
+    if (this.#closed || !this.#running || !verifier) throw new Error("the Confluent consumer is not running: nothing was committed");
+    for (const o of offsets) {
+      if (!this.#assignment.has(tpKey(o.topic, o.partition))) {
+        throw new Error(`refusing to commit ${o.topic}/${o.partition}: not in the current assignment`);
+      }
+    }
+    const list = offsets.map((o) => ({
+      topic: o.topic,
+      partition: o.partition,
+      offset: String(o.offset),
+      ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
+    }));
+    await verifier.commit(offsets, () => this.#consumer.commitOffsets(list));
+  }
+
+  stopFetching(): void {
+    this.#stopped = true;
+    this.pause(this.assignment());
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#consumer.disconnect(); // its final revoke is ignored: the runner committed already
+    } finally {
+      this.#running = false;
+      this.#verifier?.close();
+      if (this.#dlq) await this.#dlq.disconnect();
+    }
+  }
+
+  keyOf(message: ConfluentMessage): string | undefined {
+    const key = message.key;
+    return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
+  }
+
+  /** The committed offsets and metadata of `partitions` (a few tries: a rejection only costs the claims). */
+  async #committed(partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 3 && !this.#closed; attempt++) {
+      try {
+        const answer = await this.#consumer.committed(partitions.map((p) => ({ topic: p.topic, partition: p.partition })), 5_000);
+        return answer.map((p) => {
+          const offset = Number(p.offset);
+          if (Number.isSafeInteger(offset) && offset >= 0) this.#start.set(tpKey(p.topic, p.partition), offset);
+          return {
+            topic: p.topic,
+            partition: p.partition,
+            offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
+            metadata: p.metadata,
+          };
+        });
+      } catch (error) {
+        lastError = error;
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
+    throw lastError ?? new Error("the consumer closed before the committed offsets were read");
+  }
+
+  /** The client's rebalance callback, awaited by the client before it applies the change. */
+  async #rebalance(err: ConfluentRebalanceError, assignment: ConfluentTopicPartition[], fns: ConfluentAssignmentFns): Promise<void> {
+    if (this.#closed || !this.#sink) return; // the close's own revoke: the runner already committed
+    const internal = (this.#consumer as unknown as { _getInternalClient?: () => { rebalanceProtocol?: () => string } })._getInternalClient?.();
+    const protocol = internal?.rebalanceProtocol?.();
+    if (protocol === "COOPERATIVE") this.#eager = false;
+    else if (protocol === "EAGER") this.#eager = true;
+    const partitions: TopicPartition[] = assignment.map((p) => ({ topic: p.topic, partition: p.partition }));
+    if (err.code === ASSIGN) {
+      const added = partitions.filter((p) => !this.#assignment.has(tpKey(p.topic, p.partition)));
+      if (this.#eager) this.#assignment = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
+      else for (const p of added) this.#assignment.add(tpKey(p.topic, p.partition));
+      const fresh = this.#eager ? partitions : added;
+      for (const p of fresh) {
+        this.#taken.delete(tpKey(p.topic, p.partition));
+        this.#start.delete(tpKey(p.topic, p.partition));
+      }
+      // Stale pauses of partitions new to this assignment go; the runner pauses anew what it needs.
+      this.resume(fresh);
+      const committed = fresh.length > 0 && !this.#stopped ? this.#committed(fresh) : undefined;
+      this.#sink.assigned(fresh, committed, !this.#eager);
+      if (this.#stopped) this.pause(fresh);
+    } else if (err.code === REVOKE) {
+      if (fns.assignmentLost()) {
+        this.#sink.lost(partitions);
+      } else {
+        // Awaited by the client: the partitions leave only after the drain and its commit (bounded).
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          this.#sink.revoking(partitions).catch(() => {}),
+          new Promise<void>((r) => (timer = setTimeout(r, this.#revokeMs))),
+        ]);
+        clearTimeout(timer);
+      }
+      for (const p of partitions) this.#assignment.delete(tpKey(p.topic, p.partition));
+    } else {
+      // A rebalance error: the client unassigns; whatever was assigned is no longer ours.
+      this.#sink.lost(partitions.length > 0 ? partitions : undefined);
+      this.#assignment = new Set();
+    }
+  }
+}
+
+/**
+ * A parallel consumer over a Confluent consumer it creates from `kafka` and `config`, not
+ * started yet: call `start()`, stop through `signal` (or `shutdown()`), and await `done`.
+ *
+ * @example
+ * ```ts
+ * import { KafkaJS } from "@confluentinc/kafka-javascript";
+ * import { createConfluentConsumer } from "offset-frontier/confluent";
+ * const kafka = new KafkaJS.Kafka({ kafkaJS: { brokers: ["127.0.0.1:9092"] } });
+ * const consumer = createConfluentConsumer({
+ *   kafka,
+ *   config: { "group.id": "orders", "group.protocol": "consumer" },
+ *   topics: ["orders"],
+ *   ordering: "key",
+ *   handler: async (message, { partition, offset }) => { console.log(partition, offset, message.value?.toString()); },
+ * });
+ * await consumer.start();
+ * ```
+ */
+export function createConfluentConsumer(options: ConfluentConsumerOptions): ParallelConsumer<ConfluentMessage> {
+  const { kafka, config, topics, fromBeginning, deadLetter, commitOutcomeTimeoutMs, revokeTimeoutMs, ...rest } = options;
+  const client = new ConfluentClient(kafka, config, topics, {
+    revokeTimeoutMs: revokeTimeoutMs ?? (typeof rest.drainTimeoutMs === "number" ? rest.drainTimeoutMs : 5_000) + 5_000,
+    ...(fromBeginning !== undefined ? { fromBeginning } : {}),
+    ...(deadLetter !== undefined ? { deadLetter } : {}),
+    ...(commitOutcomeTimeoutMs !== undefined ? { commitOutcomeTimeoutMs } : {}),
+  });
+  return new ParallelConsumer<ConfluentMessage>(client, rest);
+}
+
+/** Options of {@link consumeConfluent}: the consumer options plus the signals that shut it down. */
+export interface ConsumeConfluentOptions extends ConfluentConsumerOptions {
+  /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no handler. */
+  signals?: readonly NodeJS.Signals[];
+}
+
+/**
+ * Starts a Confluent parallel consumer that shuts down gracefully on SIGINT/SIGTERM (a
+ * second signal gets Node's default: exit at once) or when `signal` aborts. Resolves once
+ * consuming has begun.
+ */
+export async function consumeConfluent(options: ConsumeConfluentOptions): Promise<ParallelConsumer<ConfluentMessage>> {
+  const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
+  const consumer = createConfluentConsumer(rest);
+  const shutdown = (): void => {
+    release();
+    void consumer.shutdown();
+  };
+  const release = (): void => {
+    for (const s of signals) process.off(s, shutdown);
+  };
+  for (const s of signals) process.once(s, shutdown);
+  void consumer.closed.then(release);
+  await consumer.start();
+  return consumer;
+}
+
+export { CommitRefusedError } from "./confluent_commits.ts";
+export type { ConfluentDeadLetterOptions } from "./confluent_dead_letter.ts";
+export { DEAD_LETTER_HEADERS } from "./kafkajs.ts";
+export type * from "./confluent_types.ts";
+export {
+  type CommitEvent,
+  type ConsumerEvents,
+  type ConsumerMetrics,
+  type DeadLetterEvent,
+  type ErrorEvent,
+  type Handler,
+  type Ordering,
+  ParallelConsumer,
+  type PartitionMetrics,
+  type PauseEvent,
+  PartitionStoppedError,
+  type RecordContext,
+  type ResumeEvent,
+  type RetryEvent,
+  UnsupportedRuntimeError,
+} from "../core/mod.ts";

@@ -1,0 +1,204 @@
+/**
+ * The client bindings the real-broker suites run through (not a test file): KafkaJS on
+ * every runtime, Confluent's `@confluentinc/kafka-javascript` on Node (installed into
+ * .cache/confluent by scripts/install-confluent.mjs; Bun and Deno cannot load its
+ * addon). A suite loops over {@link bindings} and builds its consumers with
+ * {@link Binding.create}, which also observes what the client reports to the runner
+ * (assignments, batch sizes) the same way for both.
+ *
+ * `OFFSET_FRONTIER_BINDINGS=kafkajs` (or `confluent`) limits the loop;
+ * `CONFLUENT_PROTOCOL=eager|cooperative|consumer` picks the Confluent group protocol
+ * (default `consumer`, KIP-848).
+ */
+import type { Buffer } from "node:buffer";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import process from "node:process";
+import { KafkaJSClient } from "../../adapters/kafkajs.ts";
+import type { ConfluentClient, ConfluentConsumerConfig, ConfluentKafka, ConfluentProducer } from "../../adapters/confluent.ts";
+import { type ClientSink, type ConsumerClient, type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/mod.ts";
+import { CONFLUENT_PREFIX, ensureConfluent } from "../../scripts/install-confluent.mjs";
+import { consumerConfig, kafka, runtime } from "./helpers.ts";
+
+/** What a handler may read of a record: the fields both clients' messages share. */
+export interface TestMessage {
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly offset: string;
+  readonly headers?: Record<string, unknown>;
+}
+
+/** A Confluent group protocol: classic eager, classic cooperative-sticky, or KIP-848. */
+export type ConfluentProtocol = "eager" | "cooperative" | "consumer";
+
+/** How a suite asks for a consumer, whichever the binding. */
+export interface CreateOptions extends Omit<ParallelConsumerOptions<TestMessage>, "handler"> {
+  brokers: string;
+  groupId: string;
+  topics: string[];
+  fromBeginning?: boolean;
+  handler: Handler<TestMessage>;
+  /** Dead letters through the binding's own producer (topic `<topic>.DLT`). */
+  deadLetter?: boolean;
+  /** Fetch at most this many bytes per partition (small batches). */
+  maxBytesPerPartition?: number;
+  /** Every assignment change: the partitions assigned now. */
+  onAssignment?: (partitions: number[]) => void;
+  /** Every delivered batch. */
+  onBatch?: (partition: number, size: number) => void;
+  /** Confluent only (default from CONFLUENT_PROTOCOL, else `consumer`). */
+  protocol?: ConfluentProtocol;
+}
+
+/** One binding under test. */
+export interface Binding {
+  readonly name: "kafkajs" | "confluent";
+  /** A parallel consumer through this binding, not started. */
+  create(options: CreateOptions): ParallelConsumer<TestMessage>;
+}
+
+/** The Confluent package's KafkaJS namespace (the parts the tests use). */
+export interface ConfluentKafkaJS {
+  Kafka: new (config: { kafkaJS: { brokers: string[]; logLevel?: number } }) => ConfluentKafka & {
+    producer(config?: Record<string, unknown>): ConfluentProducer;
+  };
+  logLevel: { NOTHING: number; ERROR: number };
+}
+
+/** `@confluentinc/kafka-javascript`, installed on first use (Node only). */
+export function loadConfluent(): { KafkaJS: ConfluentKafkaJS } {
+  ensureConfluent();
+  const require = createRequire(join(CONFLUENT_PREFIX, "node_modules", "resolve-from-here.js"));
+  return require("@confluentinc/kafka-javascript") as { KafkaJS: ConfluentKafkaJS };
+}
+
+/** Wraps a client so that what it reports to the runner is observed. */
+function observed<M>(client: ConsumerClient<M>, options: CreateOptions): ConsumerClient<M> {
+  const { onAssignment, onBatch } = options;
+  if (!onAssignment && !onBatch) return client;
+  const now = new Set<number>();
+  const report = (): void => onAssignment?.([...now].sort((a, b) => a - b));
+  return new Proxy(client, {
+    get(target, prop) {
+      if (prop !== "start") {
+        const v = Reflect.get(target, prop, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      }
+      return (sink: ClientSink<M>) =>
+        target.start({
+          unavailable: (error, brokers) => sink.unavailable(error, brokers),
+          available: () => sink.available(),
+          signal: sink.signal,
+          assigned: (partitions, committed, incremental) => {
+            if (!incremental) now.clear();
+            for (const p of partitions) now.add(p.partition);
+            if (!incremental || partitions.length > 0) report();
+            sink.assigned(partitions, committed, incremental);
+          },
+          revoking: async (partitions) => {
+            await sink.revoking(partitions);
+            if (partitions) {
+              for (const p of partitions) now.delete(p.partition);
+              report();
+            }
+          },
+          lost: (partitions) => {
+            if (partitions) for (const p of partitions) now.delete(p.partition);
+            else now.clear();
+            report();
+            sink.lost(partitions);
+          },
+          deliver: (batch) => {
+            onBatch?.(batch.partition, batch.messages.length);
+            return sink.deliver(batch);
+          },
+          failed: (error) => sink.failed(error),
+        });
+    },
+  });
+}
+
+function runnerOptions(o: CreateOptions): Omit<ParallelConsumerOptions<TestMessage>, "handler"> {
+  const {
+    brokers: _b,
+    groupId: _g,
+    topics: _t,
+    fromBeginning: _f,
+    handler: _h,
+    deadLetter: _d,
+    maxBytesPerPartition: _m,
+    onAssignment: _a,
+    onBatch: _o,
+    protocol: _p,
+    ...rest
+  } = o;
+  return rest;
+}
+
+const KAFKAJS: Binding = {
+  name: "kafkajs",
+  create(o) {
+    const k = kafka(o.brokers);
+    const consumer = k.consumer({
+      ...consumerConfig(o.groupId),
+      ...(o.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: o.maxBytesPerPartition } : {}),
+    });
+    const client = new KafkaJSClient(consumer, o.topics, {
+      kafka: k,
+      ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
+      ...(o.deadLetter ? { deadLetter: { producer: k.producer() } } : {}),
+    });
+    return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler });
+  },
+};
+
+/** The Confluent consumer config for a protocol (short waits so pauses and resumes act quickly). */
+export function confluentConfig(groupId: string, protocol: ConfluentProtocol): ConfluentConsumerConfig {
+  const common: ConfluentConsumerConfig = { "group.id": groupId, "fetch.wait.max.ms": 100, "js.consumer.max.batch.size": -1 };
+  if (process.env.CONFLUENT_DEBUG) common.debug = process.env.CONFLUENT_DEBUG;
+  if (protocol === "consumer") return { ...common, "group.protocol": "consumer" };
+  return {
+    ...common,
+    "session.timeout.ms": 10_000,
+    "heartbeat.interval.ms": 1_000,
+    "partition.assignment.strategy": protocol === "cooperative" ? "cooperative-sticky" : "range",
+  };
+}
+
+/** The Confluent binding, or `undefined` where it cannot run. */
+async function confluentBinding(): Promise<Binding | undefined> {
+  if (runtime() !== "node") return undefined;
+  const { ConfluentClient: Client } = await import("../../adapters/confluent.ts") as { ConfluentClient: typeof ConfluentClient };
+  const { KafkaJS } = loadConfluent();
+  return {
+    name: "confluent",
+    create(o) {
+      const k = new KafkaJS.Kafka({ kafkaJS: { brokers: o.brokers.split(","), logLevel: KafkaJS.logLevel.ERROR } });
+      const protocol = o.protocol ?? (process.env.CONFLUENT_PROTOCOL as ConfluentProtocol | undefined) ?? "consumer";
+      const config = confluentConfig(o.groupId, protocol);
+      if (o.maxBytesPerPartition !== undefined) {
+        // Small batches: librdkafka prefetches far ahead, so the batch size is what bounds them.
+        config["max.partition.fetch.bytes"] = o.maxBytesPerPartition;
+        config["js.consumer.max.batch.size"] = 500; // about what KafkaJS fetches per partition here
+      }
+      const client = new Client(k, config, o.topics, {
+        revokeTimeoutMs: (o.drainTimeoutMs ?? 5_000) + 5_000,
+        ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
+        ...(o.deadLetter ? { deadLetter: { producer: k.producer() } } : {}),
+      });
+      return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler });
+    },
+  };
+}
+
+const wanted = process.env.OFFSET_FRONTIER_BINDINGS?.split(",").map((s) => s.trim()).filter(Boolean);
+const all: Binding[] = [KAFKAJS];
+if (!wanted || wanted.includes("confluent")) {
+  const c = await confluentBinding();
+  if (c) all.push(c);
+}
+
+/** The bindings this runtime runs the suites through. */
+export function bindings(): Binding[] {
+  return all.filter((b) => !wanted || wanted.includes(b.name));
+}
