@@ -421,7 +421,7 @@ export async function consumeConfluent(options: ConsumeConfluentOptions): Promis
 
 export { CommitRefusedError } from "./confluent_commits.ts";
 export type { ConfluentDeadLetterOptions } from "./confluent_dead_letter.ts";
-export { DEAD_LETTER_HEADERS } from "./kafkajs.ts";
+export { DEAD_LETTER_HEADERS } from "./dead_letter_headers.ts";
 export type * from "./confluent_types.ts";
 export {
   type CommitEvent,

@@ -8,7 +8,7 @@
  */
 import { InvalidArgumentError, describe } from "../core/errors.ts";
 import type { DeadLetterInfo } from "../core/consumer/client.ts";
-import { DEAD_LETTER_HEADERS } from "./kafkajs.ts";
+import { deadLetterHeaders } from "./dead_letter_headers.ts";
 import type { ConfluentHeaders, ConfluentMessage, ConfluentProducer } from "./confluent_types.ts";
 
 /** Where dead letters go. */
@@ -17,11 +17,6 @@ export interface ConfluentDeadLetterOptions {
   producer: ConfluentProducer;
   /** The dead-letter topic, or a function of the record's topic. Default `` `${topic}.DLT` ``. */
   topic?: string | ((topic: string) => string);
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
-  return String(error);
 }
 
 /** Produces dead letters through one Confluent producer. */
@@ -55,14 +50,7 @@ export class DeadLetterProducer {
 
   /** Produces `message` to its dead-letter topic; resolves once delivered, rejects otherwise. */
   async produce(message: ConfluentMessage, info: DeadLetterInfo): Promise<void> {
-    const headers: ConfluentHeaders = { ...(message.headers ?? {}) };
-    const err = info.error;
-    headers[DEAD_LETTER_HEADERS.error] = errorText(err).slice(0, 4096);
-    headers[DEAD_LETTER_HEADERS.errorName] = err instanceof Error ? err.name : typeof err;
-    headers[DEAD_LETTER_HEADERS.topic] = info.topic;
-    headers[DEAD_LETTER_HEADERS.partition] = String(info.partition);
-    headers[DEAD_LETTER_HEADERS.offset] = String(info.offset);
-    headers[DEAD_LETTER_HEADERS.attempts] = String(info.attempts);
+    const headers = deadLetterHeaders(message.headers, info) as ConfluentHeaders;
     const topic = this.#topic(info.topic);
     const reports = await this.#producer.send({
       topic,

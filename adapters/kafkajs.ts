@@ -42,6 +42,7 @@
 import type { Admin, IHeaders } from "kafkajs";
 import type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
 import { unlimitedSignalListeners } from "./signal_listeners.ts";
+import { deadLetterHeaders } from "./dead_letter_headers.ts";
 import type {
   ClientSink,
   CommitOffset,
@@ -100,16 +101,6 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
   transactional?: KafkaJSTransactionalOptions;
 }
 
-/** Header names carried by a dead letter (besides the record's own headers). */
-export const DEAD_LETTER_HEADERS = {
-  error: "x-offset-frontier-error",
-  errorName: "x-offset-frontier-error-name",
-  topic: "x-offset-frontier-topic",
-  partition: "x-offset-frontier-partition",
-  offset: "x-offset-frontier-offset",
-  attempts: "x-offset-frontier-attempts",
-} as const;
-
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
 function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: string; partitions: number[] }> {
@@ -122,17 +113,8 @@ function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: str
   return [...byTopic].map(([topic, ps]) => ({ topic, partitions: ps }));
 }
 
-/** A dead letter's headers: the record's own plus where it came from and why it failed. */
-function deadLetterHeaders(message: KafkaMessage, info: DeadLetterInfo): IHeaders {
-  const headers: IHeaders = { ...(message.headers ?? {}) };
-  const err = info.error;
-  headers[DEAD_LETTER_HEADERS.error] = errorText(err).slice(0, 4096);
-  headers[DEAD_LETTER_HEADERS.errorName] = err instanceof Error ? err.name : typeof err;
-  headers[DEAD_LETTER_HEADERS.topic] = info.topic;
-  headers[DEAD_LETTER_HEADERS.partition] = String(info.partition);
-  headers[DEAD_LETTER_HEADERS.offset] = String(info.offset);
-  headers[DEAD_LETTER_HEADERS.attempts] = String(info.attempts);
-  return headers;
+function deadLetterHeadersOf(message: KafkaMessage, info: DeadLetterInfo): IHeaders {
+  return deadLetterHeaders(message.headers, info) as IHeaders;
 }
 
 /** A sleep that ends early (resolving `false`) when any of `signals` aborts. */
@@ -172,11 +154,6 @@ function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<{ valu
 
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) return error.stack ?? `${error.name}: ${error.message}`;
-  return String(error);
-}
 
 interface PendingAck {
   readonly signature: string;
@@ -608,7 +585,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   }
 
   async #produceDeadLetter(message: KafkaMessage, info: DeadLetterInfo): Promise<void> {
-    const headers = deadLetterHeaders(message, info);
+    const headers = deadLetterHeadersOf(message, info);
     const record = {
       topic: this.#dlqTopic(info.topic),
       acks: -1,
@@ -681,7 +658,7 @@ function transactionalDeadLetter(o: DeadLetterOptions): (message: unknown, info:
   return (message, info) => {
     const m = message as KafkaMessage;
     const headers: Record<string, string | Uint8Array> = {};
-    for (const [k, v] of Object.entries(deadLetterHeaders(m, info))) {
+    for (const [k, v] of Object.entries(deadLetterHeadersOf(m, info))) {
       if (typeof v === "string" || v instanceof Uint8Array) headers[k] = v;
       else if (Array.isArray(v) && v.length > 0) headers[k] = v[0] as string | Uint8Array;
     }
@@ -731,6 +708,7 @@ export async function consumeUntil(
 }
 
 export type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
+export { DEAD_LETTER_HEADERS } from "./dead_letter_headers.ts";
 export {
   type CommitEvent,
   type ConsumerEvents,
