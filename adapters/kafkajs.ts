@@ -43,6 +43,7 @@ import type { Admin, IHeaders } from "kafkajs";
 import type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
 import { unlimitedSignalListeners } from "./signal_listeners.ts";
 import { deadLetterHeaders } from "./dead_letter_headers.ts";
+import { readCommitted } from "./kafkajs_committed.ts";
 import type {
   ClientSink,
   CommitOffset,
@@ -478,20 +479,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     for (let attempt = 0; attempt < 3; attempt++) {
       if (this.#closed) break;
       try {
-        const answer = await admin.fetchOffsets({ groupId, topics });
-        const out: CommittedPosition[] = [];
-        for (const t of answer) {
-          for (const p of t.partitions) {
-            const offset = Number(p.offset);
-            out.push({
-              topic: t.topic,
-              partition: p.partition,
-              offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
-              metadata: p.metadata,
-            });
-          }
-        }
-        return out;
+        return await readCommitted(admin, groupId, topics);
       } catch (error) {
         lastError = error;
         await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));

@@ -24,6 +24,7 @@
 import { Buffer } from "node:buffer";
 import type { Admin, Consumer, IHeaders, Kafka, Message, Producer } from "kafkajs";
 import type { CommittedPosition, TopicPartition } from "../core/consumer/client.ts";
+import { readCommitted } from "./kafkajs_committed.ts";
 import type {
   OpenPartition,
   OutputRecord,
@@ -287,22 +288,8 @@ export class KafkaJSTransactions implements TransactionalPort {
       throw error;
     }
     const topics = [...new Set(partitions.map((p) => p.topic))];
-    const answer = await admin.fetchOffsets({ groupId: this.#group(), topics });
     const want = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
-    const out: CommittedPosition[] = [];
-    for (const t of answer) {
-      for (const p of t.partitions) {
-        if (!want.has(tpKey(t.topic, p.partition))) continue;
-        const offset = Number(p.offset);
-        out.push({
-          topic: t.topic,
-          partition: p.partition,
-          offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
-          metadata: p.metadata,
-        });
-      }
-    }
-    return out;
+    return await readCommitted(admin, this.#group(), topics, (topic, partition) => want.has(tpKey(topic, partition)));
   }
 
   commit(transactions: readonly PartitionTransaction[], timeoutMs: number): Promise<readonly TransactionOutcome[]> {
