@@ -336,8 +336,17 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         this.#taken.delete(tpKey(p.topic, p.partition));
         this.#start.delete(tpKey(p.topic, p.partition));
       }
-      // Stale pauses of partitions new to this assignment go; the runner pauses anew what it needs.
-      this.resume(fresh);
+      // Stale pauses of partitions new to this assignment go; the runner pauses anew what it
+      // needs. No seek: a fresh partition starts at its committed offset (or the reset
+      // policy), and a seek queued now to a guessed start (earliest) could land after the
+      // client's own positioning and redo committed records.
+      if (fresh.length > 0 && !this.#closed) {
+        try {
+          this.#consumer.resume(groupByTopic(fresh));
+        } catch {
+          // not connected
+        }
+      }
       const committed = fresh.length > 0 && !this.#stopped ? this.#committed(fresh) : undefined;
       this.#sink.assigned(fresh, committed, !this.#eager);
       if (this.#stopped) this.pause(fresh);
