@@ -28,6 +28,7 @@
  */
 import process from "node:process";
 import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, TopicPartition } from "../core/consumer/client.ts";
+import { groupByTopic, tpKey } from "./topic_partitions.ts";
 import { InvalidArgumentError, UnsupportedRuntimeError, describe } from "../core/errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
 import { type CommitEventSource, CommitVerifier } from "./confluent_commits.ts";
@@ -85,18 +86,6 @@ export interface ConfluentConsumerOptions extends Omit<ParallelConsumerOptions<C
    * returned; the bound keeps such a revoke from stalling the group for the commit timeouts.
    */
   revokeTimeoutMs?: number;
-}
-
-const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
-
-function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: string; partitions: number[] }> {
-  const byTopic = new Map<string, number[]>();
-  for (const { topic, partition } of partitions) {
-    const list = byTopic.get(topic);
-    if (list) list.push(partition);
-    else byTopic.set(topic, [partition]);
-  }
-  return [...byTopic].map(([topic, partitions]) => ({ topic, partitions }));
 }
 
 /**

@@ -52,6 +52,7 @@ import type {
   DeadLetterInfo,
   TopicPartition,
 } from "../core/consumer/client.ts";
+import { groupByTopic, tpKey } from "./topic_partitions.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
 import { brokersOf, isKafkaJSError, isUnreachable, refusalOf } from "./kafkajs_errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
@@ -100,18 +101,6 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
    * Read the outputs with `read_committed` (KafkaJS's default).
    */
   transactional?: KafkaJSTransactionalOptions;
-}
-
-const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
-
-function groupByTopic(partitions: readonly TopicPartition[]): Array<{ topic: string; partitions: number[] }> {
-  const byTopic = new Map<string, number[]>();
-  for (const { topic, partition } of partitions) {
-    const list = byTopic.get(topic);
-    if (list) list.push(partition);
-    else byTopic.set(topic, [partition]);
-  }
-  return [...byTopic].map(([topic, ps]) => ({ topic, partitions: ps }));
 }
 
 function deadLetterHeadersOf(message: KafkaMessage, info: DeadLetterInfo): IHeaders {

@@ -24,6 +24,7 @@
 import { Buffer } from "node:buffer";
 import type { Admin, Consumer, IHeaders, Kafka, Message, Producer } from "kafkajs";
 import type { CommittedPosition, TopicPartition } from "../core/consumer/client.ts";
+import { tpKey } from "./topic_partitions.ts";
 import { readCommitted } from "./kafkajs_committed.ts";
 import type {
   OpenPartition,
@@ -73,7 +74,6 @@ export interface TransactionalProducerStats {
   totalInitMs: number;
 }
 
-const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface PartitionProducer {
