@@ -1,13 +1,16 @@
 /**
- * The runner's overhead over bare KafkaJS, against a real broker, on Node, Bun and Deno in
- * one run (`npm run bench:consumer`, i.e. `node scripts/with-broker.mjs -- node --import tsx
- * bench/consumer.bench.ts`).
+ * The runner's overhead over the bare client, against a real broker, on Node, Bun and Deno
+ * with KafkaJS and on Node with Confluent's client, in one run (`npm run bench:consumer`,
+ * i.e. `node scripts/with-broker.mjs -- node --import tsx bench/consumer.bench.ts`).
  *
  * One topic (default 300,000 records, 3 partitions, 10,000 keys, 64-byte values) is produced
  * once; then one child process per runtime (bench/consumer_run.ts), one after the other, reads
  * it in alternating rounds: plain KafkaJS `eachBatch` without commits (the baseline), plain
  * `eachBatch` with `autoCommit`, and the runner with a no-op handler (returns at once) in each
- * ordering, all with default options. Each round runs every variant once, rotated; each pass
+ * ordering, all with default options. Then one more Node child does the same through
+ * `@confluentinc/kafka-javascript` and the Confluent binding, its baseline the client's own
+ * plain `eachBatch` (KIP-848 protocol, whole fetched batches on both sides; installed into
+ * .cache/confluent on first use, a source build of about 2 minutes here). Each round runs every variant once, rotated; each pass
  * is a new consumer in a new group reading the whole topic. Two discarded passes first.
  * Figures per pass, from the first delivered batch (plain) or first handler call (runner) to
  * the last record: records per wall-clock second and records per CPU-second of the child
@@ -27,11 +30,12 @@ import { createTopic, endOffsets, produce, withBroker } from "../test/broker/bro
 import { unique } from "../test/kafka/helpers.ts";
 import { cli, intFlag, type RuntimeName } from "./cli.ts";
 import { listFlag } from "../scripts/cli.mjs";
-import type { Rate, RunResult, Variant } from "./consumer_run.ts";
+import type { Client, Rate, RunResult, Variant } from "./consumer_run.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
 const RUNTIMES: RuntimeName[] = ["node", "bun", "deno"];
+const CLIENTS: Client[] = ["kafkajs", "confluent"];
 const NAME = "consumer.bench";
 
 const o = cli(
@@ -39,10 +43,12 @@ const o = cli(
   `usage: npm run bench:consumer -- [options]
        (node scripts/with-broker.mjs -- node --import tsx bench/consumer.bench.ts [options])
 
-The runner with a no-op handler against plain KafkaJS eachBatch, on one broker, one child
-process per runtime. Prints a table per runtime; writes bench/results/tmp/consumer.json.
+The runner with a no-op handler against the client's plain eachBatch, on one broker, one
+child process per runtime and client (KafkaJS on node, bun and deno; Confluent's client on
+node). Prints a table per child; writes bench/results/tmp/consumer.json.
 
   --runtime LIST       of node, bun, deno (default node,bun,deno)
+  --client LIST        of kafkajs, confluent (default kafkajs,confluent; confluent: node only)
   --records N          records in the topic (default 300000; 3 partitions, 10,000 keys)
   --reps N             rounds per runtime (default 7)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
@@ -51,6 +57,7 @@ process per runtime. Prints a table per runtime; writes bench/results/tmp/consum
   -h, --help           this text`,
   {
     runtime: { type: "string" },
+    client: { type: "string" },
     records: { type: "string" },
     reps: { type: "string" },
     "commit-mode": { type: "string" },
@@ -59,6 +66,7 @@ process per runtime. Prints a table per runtime; writes bench/results/tmp/consum
   },
 );
 const runtimes = (o.runtime === undefined ? RUNTIMES : listFlag(NAME, "runtime", o.runtime, RUNTIMES)) as RuntimeName[];
+const clients = (o.client === undefined ? CLIENTS : listFlag(NAME, "client", o.client, CLIENTS)) as Client[];
 const RECORDS = o.records === undefined ? 300_000 : intFlag(NAME, "records", o.records, 1);
 const REPS = o.reps === undefined ? 7 : intFlag(NAME, "reps", o.reps, 1);
 const KEYS = 10_000;
@@ -84,10 +92,10 @@ function command(rt: RuntimeName, args: string[]): [string, string[]] {
   return [process.execPath, ["--import", "tsx", script, ...args]];
 }
 
-/** Runs one runtime's child; its progress lines pass through, its JSON line is the result. */
-function runChild(rt: RuntimeName, brokers: string, topic: string): Promise<RunResult> {
+/** Runs one runtime's child for one client; its progress lines pass through, its JSON line is the result. */
+function runChild(rt: RuntimeName, client: Client, brokers: string, topic: string): Promise<RunResult> {
   const [cmd, args] = command(rt, [
-    "--topic", topic, "--records", String(RECORDS), "--reps", String(REPS),
+    "--topic", topic, "--records", String(RECORDS), "--reps", String(REPS), "--client", client,
     "--variants", VARIANTS.map((v) => v.variant).join(","), ...childFlags,
   ]);
   return new Promise((resolveRun, reject) => {
@@ -105,7 +113,7 @@ function runChild(rt: RuntimeName, brokers: string, topic: string): Promise<RunR
     child.on("error", reject);
     child.on("close", (code) => {
       const line = out.trim().split("\n").pop() ?? "";
-      if (code !== 0 || !line.startsWith("{")) reject(new Error(`${rt}: the child exited with ${code}`));
+      if (code !== 0 || !line.startsWith("{")) reject(new Error(`${rt} (${client}): the child exited with ${code}`));
       else resolveRun(JSON.parse(line) as RunResult);
     });
   });
@@ -164,16 +172,21 @@ await withBroker(async (brokers) => {
   );
 
   const results: Array<{ result: RunResult; rows: Row[] }> = [];
-  for (const rt of runtimes) {
-    const result = await runChild(rt, brokers, topic);
+  const children: Array<[RuntimeName, Client]> = [
+    ...(clients.includes("kafkajs") ? runtimes.map((rt): [RuntimeName, Client] => [rt, "kafkajs"]) : []),
+    ...(clients.includes("confluent") && runtimes.includes("node") ? [["node", "confluent"] as [RuntimeName, Client]] : []),
+  ];
+  for (const [rt, client] of children) {
+    const result = await runChild(rt, client, brokers, topic);
     results.push({ result, rows: rows(result) });
   }
+  const label = (r: RunResult): string => (r.client === "confluent" ? `${r.runtime} + confluent` : r.runtime);
 
   const f = (x: number): string => x.toLocaleString("en");
   for (const { result, rows: rs } of results) {
     const load = (xs: number[]): string => xs[0].toFixed(1);
     console.log(
-      `\n${result.runtime} ${result.version}: no-op handler, ${f(RECORDS)} records, ${PARTITIONS} partitions, ` +
+      `\n${label(result)} (${result.runtime} ${result.version}, ${result.client} ${result.clientVersion}): no-op handler, ${f(RECORDS)} records, ${PARTITIONS} partitions, ` +
         `${REPS} rounds, medians (1-min load average ${load(result.loadAverage.before)} → ${load(result.loadAverage.after)})`,
     );
     console.log("| variant | records/s | × plain | records per CPU-s | × plain | commits |");
@@ -185,20 +198,29 @@ await withBroker(async (brokers) => {
       );
     }
   }
-  console.log("\nrunner / plain eachBatch without commits, medians (records/s; per CPU-s), target ≥ 0.95:");
+  console.log("\nrunner / its client's plain eachBatch without commits, medians (records/s; per CPU-s), target ≥ 0.95 (confluent ≥ 0.9):");
   for (const { result, rows: rs } of results) {
     const parts = rs.filter((r) => r.variant !== "plain" && r.variant !== "plain-autocommit").map((r) => {
-      const ok = r.ratioToPlain.wall >= 0.95 ? "✓" : "✗";
+      const ok = r.ratioToPlain.wall >= (result.client === "confluent" ? 0.9 : 0.95) ? "✓" : "✗";
       return `${r.variant} ${r.ratioToPlain.wall.toFixed(2)} ${ok} (${r.ratioToPlain.cpu.toFixed(2)})`;
     });
-    console.log(`  ${result.runtime}: ${parts.join(", ")}`);
+    console.log(`  ${label(result)}: ${parts.join(", ")}`);
+  }
+  const nodeKafkaJS = results.find((x) => x.result.runtime === "node" && x.result.client === "kafkajs");
+  const nodeConfluent = results.find((x) => x.result.client === "confluent");
+  if (nodeKafkaJS && nodeConfluent) {
+    const parts = nodeConfluent.rows.map((r) => {
+      const k = nodeKafkaJS.rows.find((x) => x.variant === r.variant)!;
+      return `${r.variant} ${f(r.medianRecordsPerSec)} vs ${f(k.medianRecordsPerSec)} (${(r.medianRecordsPerSec / k.medianRecordsPerSec).toFixed(2)})`;
+    });
+    console.log(`\nconfluent vs kafkajs on node, records/s: ${parts.join(", ")}`);
   }
 
   const out = {
     date: new Date().toISOString(),
     minutes: +((Date.now() - started) / 60_000).toFixed(1),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30) },
-    kafkajs: "2.2.4",
+    clients: Object.fromEntries(results.map(({ result }) => [result.client, result.clientVersion])),
     topic: { records: RECORDS, partitions: PARTITIONS, keys: KEYS, value: '"<index>:" + 64 × "x"' },
     runner: { handler: "no-op, returns at once", options: "defaults", ...(childFlags.length ? { flags: childFlags } : {}) },
     rounds: REPS,
@@ -207,6 +229,7 @@ await withBroker(async (brokers) => {
       "first delivered batch (plain) or first handler call (runner) → last record; wall clock and the child process's CPU time (user + system)",
     runtimes: results.map(({ result, rows: rs }) => ({
       runtime: result.runtime,
+      client: result.client,
       version: result.version,
       loadAverage: result.loadAverage,
       rows: rs,

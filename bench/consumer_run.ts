@@ -1,10 +1,13 @@
 /**
  * One runtime's side of `npm run bench:consumer` (bench/consumer.bench.ts starts it once per
- * runtime: `node --import tsx`, `bun`, `deno run -A`): reads an existing topic with a no-op
- * handler through plain KafkaJS `eachBatch` and through the runner, in alternating rounds,
+ * runtime: `node --import tsx`, `bun`, `deno run -A`, and once more on Node with
+ * `--client confluent`): reads an existing topic with a no-op handler through the client's
+ * plain `eachBatch` and through the runner's binding for that client, in alternating rounds,
  * and prints one JSON line ({@link RunResult}) on stdout; progress goes to stderr.
  *
- * Each pass is a new KafkaJS consumer in a new group reading the whole topic from the start.
+ * Each pass is a new consumer in a new group reading the whole topic from the start. The
+ * Confluent client (Node only) runs with the KIP-848 protocol, `fetch.wait.max.ms` 100 and
+ * `js.consumer.max.batch.size` -1 (whole fetched batches) on both sides.
  * Window: the first delivered batch (plain) or the first handler call (runner) → the last
  * record; figures: records per wall-clock second and records per CPU-second of this process
  * (user + system over the same window).
@@ -15,8 +18,14 @@ import process from "node:process";
 import type { Consumer } from "kafkajs";
 import { createKafkaJSConsumer, type Ordering } from "../adapters/kafkajs.ts";
 import { kafka, unique } from "../test/kafka/helpers.ts";
+import type { ConfluentKafka } from "../adapters/confluent_types.ts";
 import { cli, intFlag, runtimeName, usageError } from "./cli.ts";
 import { listFlag } from "../scripts/cli.mjs";
+
+/** The clients a process can measure. */
+export const CLIENTS = ["kafkajs", "confluent"] as const;
+/** A client. */
+export type Client = typeof CLIENTS[number];
 
 /** The passes one process can run. */
 export const VARIANTS = ["plain", "plain-autocommit", "unordered", "key", "partition"] as const;
@@ -36,6 +45,10 @@ export interface Rate {
 /** What the process prints on stdout (one line of JSON). */
 export interface RunResult {
   runtime: string;
+  /** The client both sides ran on: `kafkajs` or `confluent`. */
+  client: Client;
+  /** The client's version. */
+  clientVersion: string;
   version: string;
   rounds: Array<Partial<Record<Variant, Rate>>>;
   loadAverage: { before: number[]; after: number[] };
@@ -52,6 +65,7 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
   --records N          records in the topic
   --reps N             rounds (default 5); each runs every variant once, rotated
   --variants LIST      of ${VARIANTS.join(", ")} (default all)
+  --client C           ${CLIENTS.join(" or ")} (default kafkajs; confluent: Node only)
   --warmup LIST        discarded passes first (default plain,key)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
   --no-completed-set   the runner without completed sets in the commit metadata
@@ -61,6 +75,7 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
     records: { type: "string" },
     reps: { type: "string" },
     variants: { type: "string" },
+    client: { type: "string" },
     warmup: { type: "string" },
     "commit-mode": { type: "string" },
     "no-completed-set": { type: "boolean" },
@@ -77,6 +92,8 @@ const WARMUP = (o.warmup === undefined ? ["plain", "key"] : o.warmup === "" ? []
 const MODE = (o["commit-mode"] ?? "eager") as "eager" | "interval";
 if (!["eager", "interval"].includes(MODE)) usageError(NAME, `--commit-mode is eager or interval; got ${JSON.stringify(MODE)}`);
 const COMPLETED_SET = o["no-completed-set"] !== true;
+const CLIENT = (o.client ?? "kafkajs") as Client;
+if (!CLIENTS.includes(CLIENT)) usageError(NAME, `--client is ${CLIENTS.join(" or ")}; got ${JSON.stringify(CLIENT)}`);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const now = (): number => performance.now();
@@ -98,62 +115,113 @@ async function waitUntil(cond: () => boolean, timeoutMs: number, what: string): 
   }
 }
 
-/** Plain KafkaJS eachBatch: counts every message; `autoCommit` false = no commits at all. */
-async function plain(n: number, autoCommit: boolean): Promise<Rate> {
-  const consumer = consumerFor("plain");
+/** Counts one pass's records from its first to its n-th: the window's wall-clock and CPU rates. */
+function meter(n: number): { tick(k: number): void; done(): boolean; rate(commits: number): Rate } {
   let count = 0, first = 0, last = 0, cpu0 = 0, cpu1 = 0;
+  return {
+    tick(k) {
+      if (first === 0) (first = now()), (cpu0 = cpu());
+      count += k;
+      if (count >= n && last === 0) (last = now()), (cpu1 = cpu());
+    },
+    done: () => count >= n,
+    rate: (commits) => ({ wall: n / ((last - first) / 1000), cpu: n / (cpu1 - cpu0), commits }),
+  };
+}
+
+/** Plain KafkaJS eachBatch: counts every message; `autoCommit` false = no commits at all. */
+async function plainKafkaJS(n: number, autoCommit: boolean): Promise<Rate> {
+  const consumer = consumerFor("plain");
+  const m = meter(n);
   await consumer.connect();
   await consumer.subscribe({ topics: [TOPIC], fromBeginning: true });
   await consumer.run({
     autoCommit,
     eachBatch: ({ batch }) => {
-      if (first === 0) (first = now()), (cpu0 = cpu());
-      for (const m of batch.messages) if (m.offset !== "") count++;
-      if (count >= n && last === 0) (last = now()), (cpu1 = cpu());
+      let k = 0;
+      for (const msg of batch.messages) if (msg.offset !== "") k++;
+      m.tick(k);
       return Promise.resolve();
     },
   });
-  await waitUntil(() => count >= n, 300_000, `plain consumer: ${count}/${n}`);
+  await waitUntil(m.done, 300_000, "plain consumer");
   await consumer.disconnect();
-  return { wall: n / ((last - first) / 1000), cpu: n / (cpu1 - cpu0), commits: 0 };
+  return m.rate(0);
 }
 
 /** The runner with a no-op handler, default options but the commit mode and completed sets chosen. */
 async function runner(n: number, ordering: Ordering): Promise<Rate> {
-  let count = 0, first = 0, last = 0, cpu0 = 0, cpu1 = 0;
+  const m = meter(n);
   const controller = new AbortController();
-  const c = createKafkaJSConsumer({
-    consumer: consumerFor(`runner-${ordering}`),
-    topics: [TOPIC],
+  const options = {
     fromBeginning: true,
     ordering,
     signal: controller.signal,
-    commit: { mode: MODE, ...(COMPLETED_SET ? {} : { completedSet: false }) },
-    handler: () => {
-      if (first === 0) (first = now()), (cpu0 = cpu());
-      if (++count === n) (last = now()), (cpu1 = cpu());
-    },
-  });
+    commit: COMPLETED_SET ? { mode: MODE } : { mode: MODE, completedSet: false as const },
+    handler: () => m.tick(1),
+  };
+  const c = CLIENT === "confluent"
+    ? (await import("../adapters/confluent.ts")).createConfluentConsumer({
+      ...options,
+      kafka: await confluentKafka(),
+      config: confluentConfig(`runner-${ordering}`),
+      topics: [TOPIC],
+    })
+    : createKafkaJSConsumer({ ...options, consumer: consumerFor(`runner-${ordering}`), topics: [TOPIC] });
   await c.start();
-  await waitUntil(() => count >= n, 300_000, `runner: ${count}/${n}`);
+  await waitUntil(m.done, 300_000, `runner ${ordering}`);
   const commits = c.metrics().commits;
   controller.abort();
   await c.done;
-  return { wall: n / ((last - first) / 1000), cpu: n / (cpu1 - cpu0), commits };
+  return m.rate(commits);
+}
+
+let confluent: { kafka: ConfluentKafka; version: string } | undefined;
+/** The Confluent client (loaded on first use; Node only). */
+async function confluentKafka(): Promise<ConfluentKafka> {
+  if (!confluent) {
+    const { loadConfluent } = await import("../test/kafka/bindings.ts");
+    const { CONFLUENT_VERSION } = await import("../scripts/install-confluent.mjs");
+    const { KafkaJS } = loadConfluent();
+    confluent = {
+      kafka: new KafkaJS.Kafka({ kafkaJS: { brokers: brokers!.split(","), logLevel: KafkaJS.logLevel.ERROR } }),
+      version: CONFLUENT_VERSION,
+    };
+  }
+  return confluent.kafka;
+}
+
+/** The Confluent consumer config of a pass (the same on both sides). */
+function confluentConfig(label: string): Record<string, string | number | boolean> {
+  return { "group.id": unique(`bench-${label}`), "group.protocol": "consumer", "fetch.wait.max.ms": 100, "js.consumer.max.batch.size": -1 };
+}
+
+/** The Confluent client's plain eachBatch (its defaults resolve each batch): counts every message. */
+async function plainConfluent(n: number, autoCommit: boolean): Promise<Rate> {
+  const kafkaClient = await confluentKafka();
+  const consumer = kafkaClient.consumer({ ...confluentConfig("plain"), "enable.auto.commit": autoCommit, "auto.offset.reset": "earliest" });
+  const m = meter(n);
+  await consumer.connect();
+  await consumer.subscribe({ topics: [TOPIC] });
+  await consumer.run({ eachBatch: ({ batch }) => (m.tick(batch.messages.length), Promise.resolve()) });
+  await waitUntil(m.done, 300_000, "confluent plain consumer");
+  await consumer.disconnect();
+  return m.rate(0);
 }
 
 function pass(v: Variant): Promise<Rate> {
   switch (v) {
     case "plain":
-      return plain(RECORDS, false);
+      return CLIENT === "confluent" ? plainConfluent(RECORDS, false) : plainKafkaJS(RECORDS, false);
     case "plain-autocommit":
-      return plain(RECORDS, true);
+      return CLIENT === "confluent" ? plainConfluent(RECORDS, true) : plainKafkaJS(RECORDS, true);
     default:
       return runner(RECORDS, v);
   }
 }
 
 const rt = runtimeName();
+if (CLIENT === "confluent" && rt !== "node") usageError(NAME, `--client confluent runs on Node only; this is ${rt}`);
 const g = globalThis as { Bun?: { version: string }; Deno?: { version: { deno: string } } };
 const version = rt === "bun" ? g.Bun!.version : rt === "deno" ? g.Deno!.version.deno : process.version.slice(1);
 const os = await import("node:os");
@@ -176,7 +244,11 @@ for (let r = 0; r < REPS; r++) {
   rounds.push(round);
 }
 const two = (xs: number[]): number[] => xs.map((x) => +x.toFixed(2));
-const result: RunResult = { runtime: rt, version, rounds, loadAverage: { before: two(before), after: two(os.loadavg()) } };
+const { readFileSync } = await import("node:fs");
+const kafkajsVersion = (): string =>
+  (JSON.parse(readFileSync(new URL("../node_modules/kafkajs/package.json", import.meta.url), "utf8")) as { version: string }).version;
+const clientVersion = CLIENT === "confluent" ? confluent?.version ?? "" : kafkajsVersion();
+const result: RunResult = { runtime: rt, client: CLIENT, clientVersion, version, rounds, loadAverage: { before: two(before), after: two(os.loadavg()) } };
 process.stdout.write(JSON.stringify(result) + "\n");
 // KafkaJS may leave timers behind on some runtimes: the parent waits for this process to exit.
 process.exit(0);
