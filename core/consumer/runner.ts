@@ -37,12 +37,13 @@ import { Delivery } from "./delivery.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { ExactlyOnce } from "./exactly_once.ts";
 import { ConsumerLife, type ConsumerState } from "./lifecycle.ts";
-import { type ConsumerEvents, type ConsumerMetrics, EventHub, type Listener, type PartitionMetrics } from "./metrics.ts";
+import { type ConsumerEvents, type ConsumerMetrics, EventHub, type Listener } from "./metrics.ts";
 import { Rebalance } from "./rebalance.ts";
 import { RecordRunner } from "./record_runner.ts";
 import { resolveRetryPolicy } from "./retry.ts";
 import type { ParallelConsumerOptions } from "./runner_options.ts";
-import { sleep } from "./sleep.ts";
+import { drainAndClose } from "./shutdown.ts";
+import { CommitTally, snapshot } from "./snapshot.ts";
 import { StallGuard } from "./stall.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
 import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
@@ -103,10 +104,7 @@ export class ParallelConsumer<M> {
   #resolveDone!: () => void;
   #rejectDone!: (error: unknown) => void;
   #onAbort: (() => void) | undefined;
-  #commits = 0;
-  #commitFailures = 0;
-  #lastCommitMs: number | undefined;
-  #maxCommitMs: number | undefined;
+  readonly #commits = new CommitTally();
 
   /**
    * A consumer over `client`, not started yet.
@@ -179,7 +177,7 @@ export class ParallelConsumer<M> {
       include: (topic, partition) => dispatcher.lane(topic, partition) !== undefined,
       committed: (offsets, latencyMs) => this.#committed(offsets, latencyMs),
       failed: (offsets, error) => {
-        this.#commitFailures++;
+        this.#commits.failures++;
         events.emit("error", { kind: "commit", error, ...(offsets.length === 1 ? offsets[0] : {}) });
       },
     }, txo ? { ...options.commit, timeoutMs: txTimeoutMs + 1_000 } : options.commit); // the port bounds each transaction
@@ -297,105 +295,31 @@ export class ParallelConsumer<M> {
     life.state = "stopping";
     this.#stopWaiting.abort(new Error("the consumer is shutting down"));
     this.#signal?.removeEventListener("abort", this.#onAbort!);
-    try {
-      this.#client.stopFetching();
-    } catch (error) {
-      this.#events.emit("error", { kind: "client", error });
-    }
-    const lanes = [...this.#dispatcher.lanes()];
-    const until = Date.now() + graceMs;
-    for (const lane of lanes) this.#dispatcher.stopLane(lane, "draining", until);
-    this.#dispatcher.pump(); // what the drain kept (records below the highest started offset)
-    const grace = sleep(graceMs);
-    const outcome = await Promise.race([Promise.all(lanes.map((l) => l.idle())), grace.promise]);
-    grace.cancel();
-    this.#dispatcher.halt();
-    if (outcome === "timeout") {
-      // Whatever finishes from now on is not counted: the commit reflects the grace's end.
-      for (const lane of lanes) lane.abandoned = true;
-      for (const lane of lanes) lane.controller.abort(new Error("shutdown grace expired"));
-    }
-    this.#scheduler.halt();
-    // During an outage the last commits cannot be confirmed in time: they get what is left of
-    // the grace (at least a second, should the cluster be back), then the shutdown goes on;
-    // nothing unacknowledged moves `confirmed`.
-    const bounded = <T>(work: Promise<T>): Promise<unknown> => {
-      if (!this.#watch.waiting) return work;
-      const left = sleep(Math.max(1_000, until - Date.now()));
-      return Promise.race([work, left.promise]).finally(() => left.cancel());
-    };
-    await bounded(this.#scheduler.flush());
-    const finals: CommitOffset[] = [];
-    for (const lane of [...this.#dispatcher.lanes()]) {
-      const f = this.#frontier.revoke(lane.topic, lane.partition);
-      if (f && !this.#tx) finals.push(f); // transactional: what finished after the flush is redone
-      this.#dispatcher.removeLane(lane);
-    }
-    if (this.#tx) await this.#tx.port.close().catch((error: unknown) => this.#events.emit("error", { kind: "client", error }));
-    if (finals.length > 0) {
-      // Completions that landed after the flush (none unless a handler ignored the grace).
-      await bounded(this.#client.commit(finals).catch((error: unknown) => {
-        this.#commitFailures++;
-        this.#events.emit("error", { kind: "commit", error });
-      }));
-    }
-    this.#stall.stop();
-    this.#watch.close();
-    this.#frontier.close();
-    try {
-      await this.#client.close();
-    } catch (error) {
-      this.#events.emit("error", { kind: "client", error });
-    }
+    await drainAndClose({
+      client: this.#client,
+      events: this.#events,
+      dispatcher: this.#dispatcher,
+      scheduler: this.#scheduler,
+      watch: this.#watch,
+      frontier: this.#frontier,
+      tx: this.#tx,
+      stall: this.#stall,
+      commitFailed: () => void this.#commits.failures++,
+    }, graceMs);
     if (life.state === "stopping") life.state = "stopped";
     this.#resolveDone();
   }
 
   /** A snapshot per partition and totals. */
   metrics(): ConsumerMetrics {
-    const partitions: PartitionMetrics[] = [];
-    const now = Date.now();
-    for (const lane of this.#dispatcher.lanes()) {
-      const t = lane.tracker;
-      if (t.revoked) continue;
-      const s = t.stats();
-      partitions.push({
-        topic: lane.topic,
-        partition: lane.partition,
-        state: lane.state,
-        paused: lane.paused,
-        pausedMs: lane.pausedMs + (lane.paused ? now - lane.pausedAt : 0),
-        pending: s.pending,
-        blocked: s.blocked,
-        retained: s.retained,
-        queued: lane.queued,
-        inFlight: lane.inFlight,
-        oldestPendingOffset: s.oldestPendingOffset,
-        oldestPendingAgeMs: s.oldestPendingAgeMs,
-        delivered: s.delivered,
-        safe: s.safe,
-        confirmed: this.#frontier.positions(lane.topic, lane.partition)?.confirmed,
-        lastCommitLatencyMs: lane.lastCommitLatencyMs,
-      });
-    }
-    const r = this.#records;
-    return {
-      partitions,
-      running: this.#dispatcher.running,
-      retained: partitions.reduce((n, p) => n + p.retained, 0),
-      completed: r.completed,
-      skipped: r.skipped,
-      stalled: this.#dispatcher.held,
-      failures: r.failures,
-      retries: r.retries,
-      deadLettered: r.deadLettered,
+    return snapshot({
+      dispatcher: this.#dispatcher,
+      frontier: this.#frontier,
+      records: this.#records,
       commits: this.#commits,
-      commitFailures: this.#commitFailures,
-      lastCommitLatencyMs: this.#lastCommitMs,
-      maxCommitLatencyMs: this.#maxCommitMs,
-      ...(this.#tx ? { transactions: { ...this.#tx.m, ready: this.#tx.stage.size } } : {}),
-      cluster: this.#watch.metrics(),
-    };
+      tx: this.#tx,
+      watch: this.#watch,
+    });
   }
 
   #failed(error: unknown): void {
@@ -428,9 +352,7 @@ export class ParallelConsumer<M> {
   #committed(offsets: readonly CommitOffset[], latencyMs: number): void {
     this.#watch.recovered(); // an acknowledgement: the cluster answers
     this.#stall.acknowledged();
-    this.#commits++;
-    this.#lastCommitMs = latencyMs;
-    if (this.#maxCommitMs === undefined || latencyMs > this.#maxCommitMs) this.#maxCommitMs = latencyMs;
+    this.#commits.acknowledged(latencyMs);
     for (const o of offsets) {
       const lane = this.#dispatcher.lane(o.topic, o.partition);
       if (lane) lane.lastCommitLatencyMs = latencyMs;
