@@ -39,10 +39,12 @@
  *
  * @module
  */
-import type { Admin, IHeaders } from "kafkajs";
-import type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
+import type { Admin } from "kafkajs";
+import type { Consumer, Kafka, KafkaMessage } from "./kafkajs_types.ts";
 import { unlimitedSignalListeners } from "./signal_listeners.ts";
-import { deadLetterHeaders } from "./dead_letter_headers.ts";
+import { KafkaJSCommits } from "./kafkajs_commits.ts";
+import { type DeadLetterOptions, KafkaJSDeadLetters, transactionalDeadLetter } from "./kafkajs_dead_letter.ts";
+import { sleepUnlessAborted, unlessAborted } from "./kafkajs_waits.ts";
 import { readCommitted } from "./kafkajs_committed.ts";
 import type {
   ClientSink,
@@ -54,18 +56,9 @@ import type {
 } from "../core/consumer/client.ts";
 import { groupByTopic, tpKey } from "./topic_partitions.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
-import { brokersOf, isKafkaJSError, isUnreachable, refusalOf } from "./kafkajs_errors.ts";
+import { brokersOf, isKafkaJSError, refusalOf } from "./kafkajs_errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
-import type { OutputRecord } from "../core/consumer/transactions.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./kafkajs_transactions.ts";
-
-/** Where dead letters go. */
-export interface DeadLetterOptions {
-  /** A KafkaJS producer (not connected: the consumer connects and disconnects it). Sent with `acks: -1`. */
-  producer: Producer;
-  /** The dead-letter topic, or a function of the record's topic. Default `` `${topic}.DLT` ``. */
-  topic?: string | ((topic: string) => string);
-}
 
 /** Options of a KafkaJS parallel consumer. */
 export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler" | "transactional"> {
@@ -103,52 +96,8 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
   transactional?: KafkaJSTransactionalOptions;
 }
 
-function deadLetterHeadersOf(message: KafkaMessage, info: DeadLetterInfo): IHeaders {
-  return deadLetterHeaders(message.headers, info) as IHeaders;
-}
-
-/** A sleep that ends early (resolving `false`) when any of `signals` aborts. */
-function pause(ms: number, ...signals: Array<AbortSignal | undefined>): Promise<boolean> {
-  return new Promise((resolve) => {
-    const live = signals.filter((s): s is AbortSignal => s !== undefined);
-    if (live.some((s) => s.aborted)) return resolve(false);
-    const done = (ok: boolean): void => {
-      clearTimeout(timer);
-      for (const s of live) s.removeEventListener("abort", onAbort);
-      resolve(ok);
-    };
-    const onAbort = (): void => done(false);
-    const timer = setTimeout(() => done(true), ms);
-    for (const s of live) s.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-/** `work`, or `undefined` as soon as `signal` aborts (the work goes on; its outcome is then ignored). */
-function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<{ value: T } | undefined> {
-  if (signal.aborted) {
-    void work.catch(() => {});
-    return Promise.resolve(undefined);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      void work.catch(() => {});
-      resolve(undefined);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => (signal.removeEventListener("abort", onAbort), resolve({ value })),
-      (error: unknown) => (signal.removeEventListener("abort", onAbort), reject(error)),
-    );
-  });
-}
-
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
-
-interface PendingAck {
-  readonly signature: string;
-  acked: boolean;
-}
 
 /**
  * The {@link ConsumerClient} over one KafkaJS consumer. Most users call
@@ -158,8 +107,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly #consumer: Consumer;
   readonly #topics: ReadonlyArray<string | RegExp>;
   readonly #fromBeginning: boolean;
-  readonly #dlqProducer: Producer | undefined;
-  readonly #dlqTopic: (topic: string) => string;
+  readonly #deadLetters: KafkaJSDeadLetters | undefined;
   readonly #kafka: Kafka | undefined;
   #admin: Admin | undefined;
   #sink: ClientSink<KafkaMessage> | undefined;
@@ -168,9 +116,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #stopped = false;
   #closed = false;
   #running = false;
-  #pendingAcks = new Set<PendingAck>();
   #revoking: Promise<void> | undefined; // the orderly revoke of the current rebalance
-  #commitTail: Promise<void> = Promise.resolve(); // settles when the last commit handed to KafkaJS settled
+  readonly #commits: KafkaJSCommits;
   #removers: Array<() => void> = [];
   #attempt: Promise<void> | undefined; // a connect-and-subscribe attempt in progress
   #runConfig: Parameters<Consumer["run"]>[0] | undefined;
@@ -213,15 +160,24 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     this.#kafka = options.kafka;
     this.#topics = topics;
     this.#fromBeginning = options.fromBeginning ?? false;
+    this.#commits = new KafkaJSCommits({
+      consumer,
+      running: () => !this.#closed && this.#running,
+      assigned: (topic, partition) => this.#assignment.has(tpKey(topic, partition)),
+      unreachable: (error) => void this.#unavailable(error),
+    });
     const dlq = options.deadLetter;
-    this.#dlqProducer = dlq?.producer;
-    const t = dlq?.topic;
-    this.#dlqTopic = typeof t === "function" ? t : typeof t === "string" ? () => t : (topic) => `${topic}.DLT`;
     if (dlq) {
       if (!dlq.producer || typeof dlq.producer.send !== "function") {
         throw new InvalidArgumentError(`deadLetter.producer must be a KafkaJS producer; got ${describe(dlq.producer)}`);
       }
-      this.deadLetter = (message, info) => this.#produceDeadLetter(message, info);
+      const deadLetters = this.#deadLetters = new KafkaJSDeadLetters(dlq, {
+        sink: () => this.#sink,
+        closed: () => this.#closed,
+        available: () => this.#available(),
+        unavailable: (error) => this.#unavailable(error),
+      });
+      this.deadLetter = (message, info) => deadLetters.produce(message, info);
     }
   }
 
@@ -264,7 +220,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
           await this.#disconnectAll();
           throw refused ?? error;
         }
-        if (!(await pause(this.#unavailable(error), signal))) return;
+        if (!(await sleepUnlessAborted(this.#unavailable(error), signal))) return;
       }
     }
     this.#running = true;
@@ -323,11 +279,11 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       this.#admin ??= this.#kafka.admin();
       await this.#admin.connect();
     }
-    if (this.#dlqProducer) await this.#dlqProducer.connect();
+    if (this.#deadLetters) await this.#deadLetters.producer.connect();
   }
 
   async #disconnectAll(): Promise<void> {
-    await Promise.allSettled([this.#dlqProducer?.disconnect(), this.#admin?.disconnect(), this.#consumer.disconnect()]);
+    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#admin?.disconnect(), this.#consumer.disconnect()]);
   }
 
   #topicNames(): string[] {
@@ -369,41 +325,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     }
   }
 
-  async commit(offsets: readonly CommitOffset[]): Promise<void> {
-    const list = offsets.map((o) => ({
-      topic: o.topic,
-      partition: o.partition,
-      offset: String(o.offset),
-      ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
-    }));
-    // KafkaJS retries a failed commit internally, so one the runner gave up on (timed out)
-    // may still land later, after a newer one, and move the committed offset back: each
-    // commit leaves only once the one before it settled in KafkaJS.
-    const before = this.#commitTail;
-    const run = before.then(() => this.#send(list));
-    this.#commitTail = run.then(() => {}, () => {});
-    await run;
-  }
-
-  async #send(list: Array<{ topic: string; partition: number; offset: string; metadata?: string }>): Promise<void> {
-    if (this.#closed || !this.#running) throw new Error("the KafkaJS consumer is not running: nothing was committed");
-    for (const o of list) {
-      if (!this.#assignment.has(tpKey(o.topic, o.partition))) {
-        throw new Error(`refusing to commit ${o.topic}/${o.partition}: not in the current assignment`);
-      }
-    }
-    const pending: PendingAck = { signature: signature(list), acked: false };
-    this.#pendingAcks.add(pending);
-    try {
-      await this.#consumer.commitOffsets(list);
-    } catch (error) {
-      // No connection to the coordinator: one more failed attempt to reach the cluster.
-      if (isUnreachable(error)) this.#unavailable(error);
-      throw error;
-    } finally {
-      this.#pendingAcks.delete(pending);
-    }
-    if (!pending.acked) throw new Error("KafkaJS did not send the commit (the consumer stopped): outcome unknown");
+  commit(offsets: readonly CommitOffset[]): Promise<void> {
+    return this.#commits.commit(offsets);
   }
 
   stopFetching(): void {
@@ -433,7 +356,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
         for (const remove of this.#removers) remove();
         this.#removers = [];
         if (this.#admin) await this.#admin.disconnect().catch(() => {});
-        if (this.#dlqProducer) await this.#dlqProducer.disconnect();
+        if (this.#deadLetters) await this.#deadLetters.producer.disconnect();
       }
     })();
     // During an outage KafkaJS may take long to leave the group (it retries): the shutdown
@@ -517,9 +440,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
 
   #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {
     this.#unreachable = false;
-    if (this.#pendingAcks.size === 0) return;
-    const sig = signature(topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.topic, partition: p.partition, offset: String(p.offset) }))));
-    for (const pending of this.#pendingAcks) if (pending.signature === sig) pending.acked = true;
+    this.#commits.acknowledged(topics);
   }
 
   #onCrash(error: unknown, restart: boolean): void {
@@ -561,31 +482,6 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     }, 0);
   }
 
-  async #produceDeadLetter(message: KafkaMessage, info: DeadLetterInfo): Promise<void> {
-    const headers = deadLetterHeadersOf(message, info);
-    const record = {
-      topic: this.#dlqTopic(info.topic),
-      acks: -1,
-      messages: [{ key: message.key, value: message.value, headers, timestamp: message.timestamp }],
-    };
-    // While the cluster does not answer, the dead letter waits for it like the consumer does
-    // (the runner's backoff; its give-up bound); any other failure goes to the retry policy.
-    for (;;) {
-      try {
-        await this.#dlqProducer!.send(record);
-        this.#available();
-        return;
-      } catch (error) {
-        const sink = this.#sink;
-        if (!isUnreachable(error) || this.#closed || !sink || sink.signal.aborted || info.signal?.aborted) throw error;
-        if (!(await pause(this.#unavailable(error), sink.signal, info.signal))) throw error;
-      }
-    }
-  }
-}
-
-function signature(list: ReadonlyArray<{ topic: string; partition: number; offset: string }>): string {
-  return list.map((o) => `${o.topic}\u0000${o.partition}\u0000${o.offset}`).sort().join("\u0001");
 }
 
 /**
@@ -626,21 +522,6 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
     ...(kafka !== undefined ? { kafka } : {}),
   });
   return new ParallelConsumer<KafkaMessage>(client, { ...rest, handler: unlimitedSignalListeners(rest.handler) });
-}
-
-/** The dead letter of a record as an output of its transaction. */
-function transactionalDeadLetter(o: DeadLetterOptions): (message: unknown, info: DeadLetterInfo) => OutputRecord {
-  const t = o.topic;
-  const topicOf = typeof t === "function" ? t : typeof t === "string" ? () => t : (topic: string) => `${topic}.DLT`;
-  return (message, info) => {
-    const m = message as KafkaMessage;
-    const headers: Record<string, string | Uint8Array> = {};
-    for (const [k, v] of Object.entries(deadLetterHeadersOf(m, info))) {
-      if (typeof v === "string" || v instanceof Uint8Array) headers[k] = v;
-      else if (Array.isArray(v) && v.length > 0) headers[k] = v[0] as string | Uint8Array;
-    }
-    return { topic: topicOf(info.topic), key: m.key, value: m.value, headers, timestamp: m.timestamp };
-  };
 }
 
 /** {@link createKafkaJSConsumer}, started: resolves once consuming has begun. */
@@ -686,6 +567,7 @@ export async function consumeUntil(
 
 export type { Consumer, Kafka, KafkaMessage, Producer } from "./kafkajs_types.ts";
 export { DEAD_LETTER_HEADERS } from "./dead_letter_headers.ts";
+export type { DeadLetterOptions } from "./kafkajs_dead_letter.ts";
 export {
   type CommitEvent,
   type ConsumerEvents,

@@ -1,0 +1,128 @@
+/**
+ * The handover: what earlier owners of a partition finished beyond its committed offset.
+ * A new lane is held (paused, no batch taken) until its claim is known: the completed set
+ * decoded from the committed offset's metadata, joined with what this consumer finished
+ * in its own last assignment of the partition. Records a claim calls finished are then
+ * skipped (see `Delivery`). A string that cannot be verified is ignored, never trusted.
+ *
+ * @module
+ */
+import type { CommittedPosition, ConsumerClient } from "./client.ts";
+import type { Lane } from "./dispatcher.ts";
+import type { ConsumerLife } from "./lifecycle.ts";
+import type { EventHub } from "./metrics.ts";
+import { tpKey } from "./partition_key.ts";
+import { type CompletedSet, decodeCompletedSet, unionOfClaims } from "../tracker/completed_set.ts";
+import type { Frontier } from "../tracker/frontier.ts";
+
+/** What {@link Claims} reads and drives. */
+export interface ClaimInputs<M> {
+  /** Takes the claims (`inherit`) and recalls this consumer's own. */
+  readonly frontier: Frontier;
+  /** Held lanes are paused and resumed here. */
+  readonly client: Pick<ConsumerClient<M>, "pause" | "resume">;
+  /** Emits `claim` and `error` (`committed-read`). */
+  readonly events: EventHub;
+  /** A held lane resumes only while the consumer is live. */
+  readonly life: ConsumerLife;
+  /** Exactly-once mode: only a committed transaction proves a record's outputs exist, so this consumer's own memory is not used. */
+  readonly transactional: boolean;
+}
+
+/** Reads the claims of new lanes and holds them until they are known. */
+export class Claims<M> {
+  readonly #in: ClaimInputs<M>;
+
+  /**
+   * Claims over `inputs`.
+   * @param inputs what it reads and drives
+   */
+  constructor(inputs: ClaimInputs<M>) {
+    this.#in = inputs;
+  }
+
+  /** Holds `lanes` (paused at the client, no batch taken) until {@link release}. */
+  hold(lanes: readonly Lane<M>[]): void {
+    for (const lane of lanes) lane.held = true;
+    this.#in.client.pause(lanes);
+  }
+
+  /**
+   * Holds `lanes` until `committed` (their committed offsets and metadata) is read, then
+   * decodes their claims ({@link decode}). A failed read leaves this consumer's own memory
+   * as the only claim, and releases them.
+   */
+  read(lanes: readonly Lane<M>[], committed: Promise<readonly CommittedPosition[]>): void {
+    // Held until the claims are read: no batch is registered before its claim is known.
+    this.hold(lanes);
+    committed.then(
+      (positions) => this.decode(lanes, positions),
+      (error: unknown) => {
+        this.#in.events.emit("error", { kind: "committed-read", error });
+        for (const lane of lanes) {
+          const mine = lane.ended ? undefined : this.#in.frontier.recall(lane.topic, lane.partition);
+          if (mine !== undefined) this.#use(lane, mine);
+        }
+        this.release(lanes);
+      },
+    );
+  }
+
+  /** Nothing to read: what this consumer finished in its own last assignment of each partition still counts. */
+  recallOwn(lanes: readonly Lane<M>[]): void {
+    for (const lane of lanes) {
+      const mine = this.#in.frontier.recall(lane.topic, lane.partition);
+      if (mine !== undefined) this.#use(lane, mine);
+    }
+  }
+
+  /** Decodes each held lane's committed metadata into its claim, then releases the lanes. */
+  decode(lanes: readonly Lane<M>[], positions: readonly CommittedPosition[]): void {
+    const { frontier, events, transactional } = this.#in;
+    const byKey = new Map(positions.map((p) => [tpKey(p.topic, p.partition), p]));
+    for (const lane of lanes) {
+      if (lane.ended) continue;
+      const p = byKey.get(tpKey(lane.topic, lane.partition));
+      const offset = p?.offset;
+      let claim: CompletedSet | undefined;
+      let ignored: string | undefined;
+      if (offset === undefined) ignored = "no committed offset";
+      else {
+        const r = decodeCompletedSet(lane.topic, lane.partition, offset, p?.metadata);
+        if (r.ok) claim = r.set;
+        else ignored = r.reason;
+      }
+      // Transactional: only a committed transaction proves a record's outputs exist.
+      const mine = transactional ? undefined : frontier.recall(lane.topic, lane.partition, offset);
+      const known = claim !== undefined && mine !== undefined ? unionOfClaims(claim, mine) : claim ?? mine;
+      if (known !== undefined) this.#use(lane, known);
+      if (events.has("claim")) {
+        events.emit("claim", {
+          topic: lane.topic,
+          partition: lane.partition,
+          offset,
+          finished: claim?.finishedCount() ?? 0,
+          end: claim?.end,
+          ...(ignored !== undefined ? { ignored } : {}),
+        });
+      }
+    }
+    this.release(lanes);
+  }
+
+  /** Ends the hold of lanes whose claims are known; fetching resumes unless something else pauses them. */
+  release(lanes: readonly Lane<M>[]): void {
+    const resume: Lane<M>[] = [];
+    for (const lane of lanes) {
+      if (lane.ended || !lane.held) continue;
+      lane.held = false;
+      if (!lane.paused && lane.state === "active") resume.push(lane);
+    }
+    if (resume.length > 0 && this.#in.life.live) this.#in.client.resume(resume);
+  }
+
+  #use(lane: Lane<M>, claim: CompletedSet): void {
+    lane.claim = claim;
+    this.#in.frontier.inherit(lane.topic, lane.partition, claim);
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The runner's exactly-once hooks (the `transactional` option): each commit cycle commits,
+ * per partition, one transaction with the outputs of exactly the records it calls finished
+ * plus the offset and completed set; a failed transaction starts its partition over; new
+ * lanes are held until their producers are open (fenced) and their committed offsets read.
+ * The plumbing itself is the client's {@link TransactionalPort}.
+ *
+ * @module
+ */
+import type { CommitOffset } from "./client.ts";
+import type { Claims } from "./claims.ts";
+import type { Dispatcher, Lane } from "./dispatcher.ts";
+import type { ConsumerLife } from "./lifecycle.ts";
+import type { EventHub } from "./metrics.ts";
+import { tpKey } from "./partition_key.ts";
+import {
+  claimEnd,
+  emptyTransactionMetrics,
+  TransactionFailedError,
+  type TransactionalPort,
+  type TransactionMetrics,
+  TransactionStage,
+} from "./transactions.ts";
+import type { Frontier } from "../tracker/frontier.ts";
+
+/** What {@link ExactlyOnce} reads and drives. */
+export interface ExactlyOnceInputs<M> {
+  /** The lanes; a reset replaces some. */
+  readonly dispatcher: Dispatcher<M>;
+  /** A reset loses and reassigns trackers. */
+  readonly frontier: Frontier;
+  /** Emits `transaction` and `error` (`committed-read`). */
+  readonly events: EventHub;
+  /** A lane reset while the consumer is not live drains. */
+  readonly life: ConsumerLife;
+  /** Holds new lanes and decodes their claims once the port has read the committed offsets. */
+  readonly claims: Claims<M>;
+}
+
+/** The exactly-once parts of one consumer. */
+export class ExactlyOnce<M> {
+  /** The client's transactional plumbing. */
+  readonly port: TransactionalPort;
+  /** Outputs of completed records, waiting for the transaction that calls them finished. */
+  readonly stage: TransactionStage<Lane<M>> = new TransactionStage<Lane<M>>();
+  /** Bound of one transaction (ms). */
+  readonly timeoutMs: number;
+  /** Counters, read by `metrics()`. */
+  readonly m: TransactionMetrics = emptyTransactionMetrics();
+  readonly #in: ExactlyOnceInputs<M>;
+
+  /**
+   * The hooks over `port`.
+   * @param port the client's transactional plumbing
+   * @param timeoutMs bound of one transaction (validated by `resolveTransactionalOptions`)
+   * @param inputs what they read and drive
+   */
+  constructor(port: TransactionalPort, timeoutMs: number, inputs: ExactlyOnceInputs<M>) {
+    this.port = port;
+    this.timeoutMs = timeoutMs;
+    this.#in = inputs;
+  }
+
+  /** Releases the producers of partitions this consumer no longer owns (best-effort). */
+  release(lanes: readonly Lane<M>[]): void {
+    void this.port.release(lanes).catch(() => {});
+  }
+
+  /**
+   * One commit cycle in exactly-once mode: per partition, the ready outputs of the records
+   * the commit calls finished, taken in this tick (the proposal was made in it), then one
+   * transaction each. Failed partitions are reset; the cycle then rejects.
+   * @throws {TransactionFailedError} when a transaction failed
+   */
+  async commit(offsets: readonly CommitOffset[]): Promise<void> {
+    const { dispatcher, events } = this.#in;
+    const lanes = offsets.map((o) => dispatcher.lane(o.topic, o.partition));
+    const txs = offsets.map((o, i) => ({ ...o, outputs: lanes[i] ? this.stage.take(lanes[i]!, claimEnd(o)) : [] }));
+    this.stage.prune((l) => l.ended);
+    const m = this.m;
+    m.begun += txs.length;
+    const started = performance.now();
+    let outcomes;
+    try {
+      outcomes = await this.port.commit(txs, this.timeoutMs);
+    } catch (error) {
+      outcomes = txs.map(() => ({ ok: false as const, fenced: false, error }));
+    }
+    const latencyMs = performance.now() - started;
+    const reset: Lane<M>[] = [];
+    let firstError: unknown;
+    outcomes.forEach((r, i) => {
+      const t = txs[i];
+      if (r.ok) {
+        m.committed++;
+        m.records += t.outputs.length;
+        m.lastSize = t.outputs.length;
+        m.lastLatencyMs = latencyMs;
+        if (m.maxLatencyMs === undefined || latencyMs > m.maxLatencyMs) m.maxLatencyMs = latencyMs;
+      } else {
+        if (r.fenced) m.fenced++;
+        else m.aborted++;
+        firstError ??= r.error;
+        const lane = lanes[i];
+        if (lane && !lane.ended) reset.push(lane);
+      }
+      if (events.has("transaction")) {
+        events.emit("transaction", {
+          topic: t.topic,
+          partition: t.partition,
+          outcome: r.ok ? "committed" : r.fenced ? "fenced" : "aborted",
+          offset: t.offset,
+          records: t.outputs.length,
+          latencyMs,
+          ...(r.ok ? {} : { error: r.error }),
+        });
+      }
+    });
+    if (reset.length > 0) this.#reset(reset);
+    if (firstError !== undefined || outcomes.some((r) => !r.ok)) {
+      throw new TransactionFailedError(
+        `${outcomes.filter((r) => !r.ok).length} of ${txs.length} transactions failed; their partitions run again from the committed offsets` +
+          (firstError instanceof Error ? ` (${firstError.message})` : ""),
+      );
+    }
+  }
+
+  /**
+   * A failed transaction: its partitions start over like a fresh assignment (tracker and
+   * ready outputs discarded, producer replaced, committed offsets read again, fetching
+   * sought back). `confirmed` restarts from the broker's committed offset.
+   */
+  #reset(lanes: readonly Lane<M>[]): void {
+    const { dispatcher, frontier, life } = this.#in;
+    const fresh: Lane<M>[] = [];
+    const fallbacks = new Map<string, number>();
+    for (const lane of lanes) {
+      if (lane.ended || dispatcher.lane(lane.topic, lane.partition) !== lane) continue;
+      const origin = lane.tracker.origin;
+      if (origin !== undefined) fallbacks.set(tpKey(lane.topic, lane.partition), origin);
+      frontier.lose(lane.topic, lane.partition);
+      dispatcher.removeLane(lane);
+      this.stage.drop(lane);
+      const next = dispatcher.addLane(lane.topic, lane.partition, frontier.assign(lane.topic, lane.partition));
+      if (!life.live) dispatcher.stopLane(next, "draining");
+      fresh.push(next);
+      this.m.resets++;
+    }
+    if (fresh.length > 0) this.open(fresh, fallbacks);
+  }
+
+  /**
+   * Holds new lanes until their producers are open (fenced) and their committed offsets read; then claims and release.
+   * @param fallbacks per {@link tpKey}: where a reset lane's tracker began, should no offset be committed
+   */
+  open(lanes: readonly Lane<M>[], fallbacks: ReadonlyMap<string, number>): void {
+    if (lanes.length === 0) return;
+    const { claims, events } = this.#in;
+    claims.hold(lanes);
+    const parts = lanes.map((l) => {
+      const key = tpKey(l.topic, l.partition);
+      const fallback = fallbacks.get(key);
+      return { topic: l.topic, partition: l.partition, kept: false, ...(fallback !== undefined ? { fallback } : {}) };
+    });
+    this.port.open(parts, lanes[0].controller.signal).then(
+      (positions) => claims.decode(lanes, positions),
+      (error: unknown) => {
+        // Only when the lanes ended (the port retries otherwise): nothing to release.
+        if (lanes.some((l) => !l.ended)) events.emit("error", { kind: "committed-read", error });
+      },
+    );
+  }
+}

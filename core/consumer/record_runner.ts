@@ -1,0 +1,296 @@
+/**
+ * Running records: one handler attempt at a time per record, then its completion in the
+ * partition's tracker, a retry with backoff, a dead letter (complete only once it is
+ * produced, or in exactly-once mode staged as the record's output), or the partition's
+ * stop. A failing record is never marked complete to let the frontier move.
+ *
+ * @module
+ */
+import type { ConsumerClient } from "./client.ts";
+import type { CommitScheduler } from "./commit_scheduler.ts";
+import type { Dispatcher, Lane, Work } from "./dispatcher.ts";
+import type { ExactlyOnce } from "./exactly_once.ts";
+import type { EventHub } from "./metrics.ts";
+import { type ResolvedRetryPolicy, backoffDelay, canRetry } from "./retry.ts";
+import type { Handler, RecordContext, TransactionalContext } from "./runner_options.ts";
+import { checkOutput, type OutputRecord } from "./transactions.ts";
+import { InvalidArgumentError, OffsetFrontierError } from "../errors.ts";
+import { Completion } from "../tracker/engine.ts";
+
+/** A record failed for good under `onExhausted: "stop"` (or its dead letter could not be produced): its partition stopped. */
+export class PartitionStoppedError extends OffsetFrontierError {
+  /** Topic of the failed record. */
+  readonly topic: string;
+  /** Partition that stopped. */
+  readonly partition: number;
+  /** Offset of the failed record: the partition's safe position stays at or below it. */
+  readonly offset: number;
+  /** The handler's (or the dead-letter producer's) last error. */
+  override readonly cause: unknown;
+  /**
+   * The error of a partition stopped at `offset`.
+   * @param topic topic
+   * @param partition partition
+   * @param offset offset of the failed record
+   * @param cause last error
+   */
+  constructor(topic: string, partition: number, offset: number, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(`partition ${topic}/${partition} stopped: the record at offset ${offset} failed for good (${why})`);
+    this.topic = topic;
+    this.partition = partition;
+    this.offset = offset;
+    this.cause = cause;
+  }
+}
+
+/** What a {@link RecordRunner} reads and drives. */
+export interface RecordInputs<M> {
+  /** Runs once per record (again on retries). */
+  readonly handler: Handler<M>;
+  /** Ordering, concurrency and backpressure. */
+  readonly dispatcher: Dispatcher<M>;
+  /** Told when the safe position (or the completed set above it) moved. */
+  readonly scheduler: CommitScheduler;
+  /** Pauses a stopped partition; produces dead letters outside exactly-once mode. */
+  readonly client: Pick<ConsumerClient<M>, "pause" | "deadLetter">;
+  /** Emits `retry`, `deadLetter`, `pause` and `error`. */
+  readonly events: EventHub;
+  /** The resolved retry policy. */
+  readonly retry: ResolvedRetryPolicy;
+  /** Commits carry completed sets: a completion above the safe position is worth a commit. */
+  readonly completedSets: boolean;
+  /** Exactly-once mode: the handler's context gains `send`; outputs are staged on completion. */
+  readonly tx: ExactlyOnce<M> | undefined;
+}
+
+/** Runs handler attempts and settles their records; keeps the record counters. */
+export class RecordRunner<M> {
+  /** Records completed (handler or dead letter). */
+  completed = 0;
+  /** Records an earlier owner's claim called finished: completed without running. */
+  skipped = 0;
+  /** Failed attempts. */
+  failures = 0;
+  /** Retries scheduled. */
+  retries = 0;
+  /** Records dead-lettered. */
+  deadLettered = 0;
+  readonly #handler: Handler<M>;
+  readonly #dispatcher: Dispatcher<M>;
+  readonly #scheduler: CommitScheduler;
+  readonly #client: Pick<ConsumerClient<M>, "pause" | "deadLetter">;
+  readonly #events: EventHub;
+  readonly #retry: ResolvedRetryPolicy;
+  readonly #completedSets: boolean;
+  readonly #tx: ExactlyOnce<M> | undefined;
+
+  /**
+   * A runner over `inputs`.
+   * @param inputs what it reads and drives
+   */
+  constructor(inputs: RecordInputs<M>) {
+    this.#handler = inputs.handler;
+    this.#dispatcher = inputs.dispatcher;
+    this.#scheduler = inputs.scheduler;
+    this.#client = inputs.client;
+    this.#events = inputs.events;
+    this.#retry = inputs.retry;
+    this.#completedSets = inputs.completedSets;
+    this.#tx = inputs.tx;
+  }
+
+  /** Calls the handler for `work` (the dispatcher's `start`): its settling ends the attempt, as {@link attemptOk} or {@link attemptFailed}. */
+  start(work: Work<M>): void {
+    let result: unknown;
+    let context: RecordContext = work;
+    if (this.#tx) {
+      // This attempt's outputs, kept only if it succeeds.
+      const staged: OutputRecord[] = [];
+      let open = true;
+      const send = (...records: OutputRecord[]): void => {
+        if (!open) throw new InvalidArgumentError(`send() after the handler of ${work.topic}/${work.partition}@${work.offset} settled`);
+        for (const r of records) staged.push(checkOutput(r));
+      };
+      const end = (): void => void (open = false);
+      context = { topic: work.topic, partition: work.partition, offset: work.offset, attempt: work.attempt, signal: work.signal, send } as TransactionalContext;
+      const ok = (): void => (end(), this.attemptOk(work, staged));
+      const failed = (error: unknown): void => (end(), this.attemptFailed(work, error));
+      try {
+        result = this.#handler(work.message, context);
+      } catch (error) {
+        failed(error);
+        return;
+      }
+      if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
+        (result as PromiseLike<unknown>).then(ok, failed);
+      } else ok();
+      return;
+    }
+    try {
+      result = this.#handler(work.message, context);
+    } catch (error) {
+      this.attemptFailed(work, error);
+      return;
+    }
+    if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
+      (result as PromiseLike<unknown>).then(
+        () => this.attemptOk(work),
+        (error: unknown) => this.attemptFailed(work, error),
+      );
+    } else {
+      this.attemptOk(work);
+    }
+  }
+
+  /** An attempt succeeded: the record completes (with its staged `outputs` in exactly-once mode) and the next records start. */
+  attemptOk(work: Work<M>, outputs?: readonly OutputRecord[]): void {
+    this.#dispatcher.attemptEnded(work);
+    this.#complete(work, outputs);
+    this.#dispatcher.pump();
+  }
+
+  #complete(work: Work<M>, outputs?: readonly OutputRecord[]): void {
+    const lane = work.lane;
+    this.#dispatcher.settle(work);
+    if (lane.abandoned) return;
+    const r = lane.tracker.complete(work.handle);
+    // Same tick as the completion: the next proposal and these outputs go together.
+    if (outputs !== undefined && (r === Completion.Advanced || r === Completion.Completed)) {
+      this.#tx?.stage.completed(lane, work.offset, outputs);
+    }
+    if (r === Completion.Advanced) {
+      this.completed++;
+      this.#scheduler.notify();
+      if (this.#dispatcher.wantsRetained(lane) && !lane.ended) {
+        this.#dispatcher.setRetained(lane, lane.tracker.retained);
+      }
+    } else if (r === Completion.Completed) {
+      this.completed++;
+      if (this.#completedSets) this.#scheduler.notify(); // the completed set above the safe position grew
+    }
+  }
+
+  /** An attempt failed with `error`: retried with backoff, then dead-lettered or its partition stops (abandoned past a drain's bound). */
+  attemptFailed(work: Work<M>, error: unknown): void {
+    this.failures++;
+    work.error = error;
+    const lane = work.lane;
+    const left = this.#dispatcher.drainLeft(lane); // Infinity while active; a drain retries within its deadline
+    if (left <= 0) {
+      this.#dispatcher.abandon(work); // stays pending: delivered again after the revoke or restart
+    } else if (canRetry(this.#retry, work.attempt)) {
+      const delayMs = Math.min(backoffDelay(this.#retry, work.attempt), Math.floor(left / 2));
+      this.retries++;
+      if (this.#events.has("retry")) {
+        this.#events.emit("retry", {
+          topic: lane.topic,
+          partition: lane.partition,
+          offset: work.offset,
+          attempt: work.attempt,
+          delayMs,
+          error,
+        });
+      }
+      this.#dispatcher.retryLater(work, delayMs);
+    } else if (this.#retry.onExhausted === "dead-letter") {
+      this.#deadLetter(work, 1);
+    } else {
+      this.#stopPartition(work, error);
+    }
+    // Only now: a drain waiting for the lane to go idle must see the retry or dead letter scheduled.
+    this.#dispatcher.attemptEnded(work);
+    this.#dispatcher.pump();
+  }
+
+  #deadLetter(work: Work<M>, produceAttempt: number): void {
+    const lane = work.lane;
+    const info = {
+      topic: lane.topic,
+      partition: lane.partition,
+      offset: work.offset,
+      error: work.error,
+      attempts: work.attempt,
+    };
+    this.#dispatcher.sideStarted(work);
+    const txDeadLetter = this.#tx?.port.deadLetter;
+    if (txDeadLetter) {
+      // Transactional: the dead letter is the record's output, committed with its completion.
+      let letter: OutputRecord;
+      try {
+        letter = txDeadLetter(work.message, info);
+      } catch (error) {
+        this.#dispatcher.sideEnded(work);
+        this.#stopPartition(work, error);
+        return;
+      }
+      void Promise.resolve().then(() => {
+        this.#dispatcher.sideEnded(work);
+        if (lane.ended) return;
+        this.deadLettered++;
+        this.#events.emit("deadLetter", info);
+        this.#complete(work, [letter]);
+        this.#dispatcher.pump();
+      });
+      return;
+    }
+    let produced: Promise<void>;
+    try {
+      produced = Promise.resolve(this.#client.deadLetter!(work.message, { ...info, signal: work.signal }));
+    } catch (error) {
+      produced = Promise.reject(error);
+    }
+    produced.then(
+      () => {
+        this.#dispatcher.sideEnded(work);
+        if (lane.ended) return;
+        this.deadLettered++;
+        this.#events.emit("deadLetter", info);
+        this.#complete(work);
+        this.#dispatcher.pump();
+      },
+      (error: unknown) => {
+        this.#dispatcher.sideEnded(work);
+        if (lane.ended) return;
+        this.#events.emit("error", { ...info, kind: "dead-letter", error });
+        if (this.#dispatcher.drainLeft(lane) <= 0) {
+          this.#dispatcher.abandon(work);
+        } else if (canRetry(this.#retry, produceAttempt)) {
+          this.#dispatcher.wait(work, backoffDelay(this.#retry, produceAttempt), () => {
+            if (this.#dispatcher.drainLeft(lane) <= 0) this.#dispatcher.abandon(work);
+            else this.#deadLetter(work, produceAttempt + 1);
+          });
+        } else {
+          this.#stopPartition(work, error);
+        }
+      },
+    );
+  }
+
+  #stopPartition(work: Work<M>, error: unknown): void {
+    const lane = work.lane;
+    this.#dispatcher.abandon(work); // the record stays pending: the frontier stays below it
+    this.#dispatcher.stopLane(lane, "stopped");
+    this.pauseStopped(lane);
+    this.#events.emit("error", {
+      kind: "partition-stopped",
+      error: new PartitionStoppedError(lane.topic, lane.partition, work.offset, error),
+      topic: lane.topic,
+      partition: lane.partition,
+      offset: work.offset,
+    });
+  }
+
+  /** Pauses a stopped lane at the client and says so (`pause`, reason `stopped`). */
+  pauseStopped(lane: Lane<M>): void {
+    this.#dispatcher.markPaused(lane);
+    this.#client.pause([lane]);
+    this.#events.emit("pause", {
+      topic: lane.topic,
+      partition: lane.partition,
+      reason: "stopped",
+      retained: lane.retained,
+    });
+  }
+
+}

@@ -1,0 +1,73 @@
+/**
+ * What a {@link ParallelConsumer} is given: the record handler, its context, and the
+ * consumer's options.
+ *
+ * @module
+ */
+import type { CommitOptions } from "./commit_scheduler.ts";
+import type { DispatchOptions } from "./dispatcher.ts";
+import type { EngineChoice } from "../tracker/engines.ts";
+import type { ClusterOptions } from "./cluster.ts";
+import type { ConsumerListeners } from "./metrics.ts";
+import type { RetryPolicy } from "./retry.ts";
+import type { OutputRecord, TransactionalOptions, TransactionalPort, TransactionalSend } from "./transactions.ts";
+
+/** What the handler gets besides the record. */
+export interface RecordContext {
+  /** Topic of the record. */
+  readonly topic: string;
+  /** Partition of the record. */
+  readonly partition: number;
+  /** Offset of the record. */
+  readonly offset: number;
+  /** 1 on the first call, 2 on the first retry, … */
+  readonly attempt: number;
+  /** Aborted when the work is abandoned: the partition was lost, or revoked and the drain bound expired, or the shutdown grace expired; a completion after that does not count. */
+  readonly signal: AbortSignal;
+  /**
+   * Exactly-once mode only (`transactional`): stages records to produce; they are
+   * committed in one transaction with this record's completion, and only if this attempt
+   * succeeds. Absent otherwise.
+   */
+  readonly send?: (...records: OutputRecord[]) => void;
+}
+
+/** The user's record handler. A thrown error or rejected promise is a failed attempt. */
+export type Handler<M> = (message: M, context: RecordContext) => unknown;
+
+/** Options of a {@link ParallelConsumer}. */
+export interface ParallelConsumerOptions<M> extends DispatchOptions {
+  /** Runs once per record (again on retries). */
+  handler: Handler<M>;
+  /** How failing records are retried and what happens after the last retry. */
+  retry?: RetryPolicy;
+  /** Commit mode, interval, timeout and metadata. */
+  commit?: CommitOptions;
+  /** Orderly revoke: how long running records may take before the final commit. Default 5,000 ms. */
+  drainTimeoutMs?: number;
+  /** Shutdown: how long running records may take before the final commit and disconnect. Default 10,000 ms. */
+  shutdownGraceMs?: number;
+  /**
+   * Aborting it shuts the consumer down gracefully. Aborted while `start()` still waits
+   * for the cluster, it ends that wait: `start()` resolves, the consumer is `stopped`.
+   */
+  signal?: AbortSignal;
+  /** Broker outages: the backoff between attempts and when to give up (default: never). */
+  cluster?: ClusterOptions;
+  /** Tracker engine (default `"auto"`). */
+  engine?: EngineChoice;
+  /** Tracker capacity per partition (default 2^24 entries). */
+  capacity?: number;
+  /** Event listeners. */
+  on?: ConsumerListeners;
+  /**
+   * Exactly-once mode (see transactions.ts): the handler's context gains `send`, and each
+   * commit cycle commits, per partition, one transaction with the outputs of exactly the
+   * records it calls finished plus the offset and completed set. `port`: the client's
+   * transactional plumbing (the KafkaJS binding makes it from its `transactional` option).
+   */
+  transactional?: TransactionalOptions & { port: TransactionalPort };
+}
+
+/** The handler's context in exactly-once mode: {@link RecordContext} with `send`. */
+export type TransactionalContext = RecordContext & TransactionalSend;

@@ -1,0 +1,94 @@
+/**
+ * What {@link ParallelConsumer.metrics} reports: a snapshot per partition (from its lane
+ * and tracker) and the consumer's totals (records, commits, transactions, cluster).
+ *
+ * @module
+ */
+import type { ClusterWatch } from "./cluster.ts";
+import type { Dispatcher } from "./dispatcher.ts";
+import type { ExactlyOnce } from "./exactly_once.ts";
+import type { ConsumerMetrics, PartitionMetrics } from "./metrics.ts";
+import type { RecordRunner } from "./record_runner.ts";
+import type { Frontier } from "../tracker/frontier.ts";
+
+/** Counters of acknowledged and failed commits. */
+export class CommitTally {
+  /** Commits acknowledged. */
+  commits = 0;
+  /** Commits that failed. */
+  failures = 0;
+  /** Latency of the last acknowledged commit (ms). */
+  lastMs: number | undefined;
+  /** Highest latency of an acknowledged commit (ms). */
+  maxMs: number | undefined;
+
+  /** Counts an acknowledged commit that took `latencyMs`. */
+  acknowledged(latencyMs: number): void {
+    this.commits++;
+    this.lastMs = latencyMs;
+    if (this.maxMs === undefined || latencyMs > this.maxMs) this.maxMs = latencyMs;
+  }
+}
+
+/** What {@link snapshot} reads. */
+export interface SnapshotInputs<M> {
+  /** Lanes, running records, the stall hold. */
+  readonly dispatcher: Dispatcher<M>;
+  /** Confirmed positions. */
+  readonly frontier: Frontier;
+  /** Record counters. */
+  readonly records: RecordRunner<M>;
+  /** Commit counters. */
+  readonly commits: CommitTally;
+  /** Exactly-once counters, in that mode. */
+  readonly tx: ExactlyOnce<M> | undefined;
+  /** Cluster availability. */
+  readonly watch: ClusterWatch;
+}
+
+/** A snapshot per partition of the current assignment and totals. */
+export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
+  const { dispatcher, frontier, records: r, commits: c, tx } = inputs;
+  const partitions: PartitionMetrics[] = [];
+  const now = Date.now();
+  for (const lane of dispatcher.lanes()) {
+    const t = lane.tracker;
+    if (t.revoked) continue;
+    const s = t.stats();
+    partitions.push({
+      topic: lane.topic,
+      partition: lane.partition,
+      state: lane.state,
+      paused: lane.paused,
+      pausedMs: lane.pausedMs + (lane.paused ? now - lane.pausedAt : 0),
+      pending: s.pending,
+      blocked: s.blocked,
+      retained: s.retained,
+      queued: lane.queued,
+      inFlight: lane.inFlight,
+      oldestPendingOffset: s.oldestPendingOffset,
+      oldestPendingAgeMs: s.oldestPendingAgeMs,
+      delivered: s.delivered,
+      safe: s.safe,
+      confirmed: frontier.positions(lane.topic, lane.partition)?.confirmed,
+      lastCommitLatencyMs: lane.lastCommitLatencyMs,
+    });
+  }
+  return {
+    partitions,
+    running: dispatcher.running,
+    retained: partitions.reduce((n, p) => n + p.retained, 0),
+    completed: r.completed,
+    skipped: r.skipped,
+    stalled: dispatcher.held,
+    failures: r.failures,
+    retries: r.retries,
+    deadLettered: r.deadLettered,
+    commits: c.commits,
+    commitFailures: c.failures,
+    lastCommitLatencyMs: c.lastMs,
+    maxCommitLatencyMs: c.maxMs,
+    ...(tx ? { transactions: { ...tx.m, ready: tx.stage.size } } : {}),
+    cluster: inputs.watch.metrics(),
+  };
+}
