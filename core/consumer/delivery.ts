@@ -3,12 +3,14 @@
  * its records are skipped (an earlier owner's claim calls them finished), run right here
  * (the direct start, while a record may start without queueing), or queued for the
  * dispatcher. This is the hot path: nothing in it allocates per record beyond the
- * record's {@link Work}.
+ * record's {@link Work} (queued records) or its two-field {@link DirectContext} (records
+ * started here; one still in flight when its handler returns gets its `Work` then).
  *
  * @module
  */
 import type { ConsumerClient, DeliveredBatch } from "./client.ts";
 import type { CommitScheduler } from "./commit_scheduler.ts";
+import { DirectContext } from "./direct_context.ts";
 import { type Dispatcher, type Lane, Work } from "./dispatcher.ts";
 import type { ConsumerLife } from "./lifecycle.ts";
 import type { RecordRunner } from "./record_runner.ts";
@@ -190,27 +192,28 @@ export class Delivery<M> {
     let i = 0;
     while (i < count && d.canStartDirect(lane)) {
       const m = messages[i];
-      const work = new Work<M>(lane, m, offsets[i], first + i, undefined);
+      const offset = offsets[i];
+      const handle = first + i;
       i++;
-      d.beginDirect(work);
+      d.beginDirect(lane, offset);
       let result: unknown;
       try {
-        result = handler(m, work);
+        // A two-field context: a record that finishes in the call needs no Work.
+        result = handler(m, new DirectContext<M>(lane, offset));
       } catch (error) {
         k = this.#completeDirect(lane, done, k);
-        d.keepDirect(work, this.#keyOf?.(m));
-        records.attemptFailed(work, error);
+        records.attemptFailed(d.keepDirect(lane, m, offset, handle, this.#keyOf?.(m)), error);
         continue;
       }
       if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
-        d.keepDirect(work, this.#keyOf?.(m));
+        const work = d.keepDirect(lane, m, offset, handle, this.#keyOf?.(m));
         (result as PromiseLike<unknown>).then(
           () => records.attemptOk(work),
           (error: unknown) => records.attemptFailed(work, error),
         );
       } else {
-        d.endDirect(work);
-        done[k++] = work.handle;
+        d.endDirect(lane);
+        done[k++] = handle;
       }
     }
     this.#completeDirect(lane, done, k);

@@ -463,24 +463,21 @@ export class Dispatcher<M> {
   }
 
   /**
-   * Counts `work` as started (running, in flight) without queueing it; only after
-   * {@link canStartDirect} said yes, with records of the lane started in offset order.
-   * Its handler call then ends with {@link endDirect} (it finished before the call
-   * returned) or, if it is still in flight, {@link keepDirect} and the usual
+   * Counts a record of `lane` at `offset` as started (running, in flight) without queueing
+   * it; only after {@link canStartDirect} said yes, with records of the lane started in
+   * offset order. Its handler call then ends with {@link endDirect} (it finished before the
+   * call returned) or, if it is still in flight, {@link keepDirect} and the usual
    * {@link attemptEnded} and {@link settle}.
    */
-  beginDirect(work: Work<M>): void {
-    const lane = work.lane;
+  beginDirect(lane: Lane<M>, offset: number): void {
     lane.inFlight++;
-    if (work.offset > lane.maxStarted) lane.maxStarted = work.offset;
-    work.attempt++;
+    if (offset > lane.maxStarted) lane.maxStarted = offset;
     lane.active++;
     this.#running++;
   }
 
   /** A directly started record whose handler returned at once and succeeded: frees its worker and slot (the runner completes it). */
-  endDirect(work: Work<M>): void {
-    const lane = work.lane;
+  endDirect(lane: Lane<M>): void {
     this.#running--;
     lane.active--;
     lane.inFlight--;
@@ -488,13 +485,18 @@ export class Dispatcher<M> {
 
   /**
    * A directly started record is still in flight after its handler call returned (a promise,
-   * or a failed attempt to retry): under `key` ordering it takes `key`, so that later records
-   * of that key queue behind it, as if it had come through {@link enqueue}.
+   * or a failed attempt to retry): its {@link Work} (its first attempt counted), which under
+   * `key` ordering takes `key`, so that later records of that key queue behind it, as if it
+   * had come through {@link enqueue}.
    */
-  keepDirect(work: Work<M>, key: string | undefined): void {
-    if (key === undefined || this.options.ordering !== "key") return;
-    work.key = key;
-    work.lane.keys.set(key, []);
+  keepDirect(lane: Lane<M>, message: M, offset: number, handle: Handle, key: string | undefined): Work<M> {
+    const work = new Work<M>(lane, message, offset, handle, undefined);
+    work.attempt = 1;
+    if (key !== undefined && this.options.ordering === "key") {
+      work.key = key;
+      lane.keys.set(key, []);
+    }
+    return work;
   }
 
   /** Stops starting records (shutdown). */

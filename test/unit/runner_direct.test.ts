@@ -166,4 +166,43 @@ describe("runner: records started directly in the delivery", () => {
     assert.equal(client.committed.get("t/0"), 4);
     assert.equal(client.committed.get("t/1"), 4);
   });
+  test("the context of a directly started record: its fields during the call and after it (kept records too), its signal aborting on a loss", async () => {
+    const client = new MemoryClient();
+    const seen: Array<{ offset: number; during: string; after?: string }> = [];
+    const kept: RecordContext[] = [];
+    const show = (c: RecordContext): string => `${c.topic}/${c.partition}@${c.offset}#${c.attempt}:${c.signal.aborted}`;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "unordered",
+      retry: { retries: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      handler: (m: Msg, ctx: RecordContext) => {
+        const row: { offset: number; during: string; after?: string } = { offset: m.offset, during: show(ctx) };
+        seen.push(row);
+        if (m.offset === 1) {
+          kept.push(ctx);
+          return gate.then(() => void (row.after = show(ctx))); // still in flight when the call returns
+        }
+        if (m.offset === 2 && ctx.attempt === 1) throw new Error("once"); // retried with attempt 2
+        if (m.offset === 3) {
+          kept.push(ctx);
+          return new Promise<void>(() => {}); // never settles: lost below
+        }
+        return undefined;
+      },
+    });
+    await c.start();
+    client.sink.assigned([{ topic: "t", partition: 4 }]);
+    client.deliver("t", 4, range(0, 4));
+    release();
+    await until(() => seen.some((r) => r.offset === 2 && r.during.endsWith("#2:false")) && seen[1].after !== undefined, 2_000, "retry and kept record");
+    assert.deepEqual(seen.map((r) => r.during), ["t/4@0#1:false", "t/4@1#1:false", "t/4@2#1:false", "t/4@3#1:false", "t/4@2#2:false"]);
+    assert.equal(seen[1].after, "t/4@1#1:false", "a kept record's context keeps its fields after the call");
+    assert.equal(kept[1].signal.aborted, false);
+    client.sink.lost([{ topic: "t", partition: 4 }]);
+    assert.equal(kept[1].signal.aborted, true, "the signal of a record still in flight aborts when its partition is lost");
+    assert.equal(kept[0].signal.aborted, true, "contexts of one lane share its signal");
+    await c.shutdown();
+  });
 });
