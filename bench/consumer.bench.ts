@@ -50,7 +50,7 @@ node). Prints a table per child; writes bench/results/tmp/consumer.json.
   --runtime LIST       of node, bun, deno (default node,bun,deno)
   --client LIST        of kafkajs, confluent (default kafkajs,confluent; confluent: node only)
   --records N          records in the topic (default 300000; 3 partitions, 10,000 keys)
-  --reps N             rounds per runtime (default 7)
+  --reps N             rounds per child (default 11)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
   --no-completed-set   the runner without completed sets in its commits
   --save               write the committed bench/results/consumer.json instead
@@ -68,7 +68,7 @@ node). Prints a table per child; writes bench/results/tmp/consumer.json.
 const runtimes = (o.runtime === undefined ? RUNTIMES : listFlag(NAME, "runtime", o.runtime, RUNTIMES)) as RuntimeName[];
 const clients = (o.client === undefined ? CLIENTS : listFlag(NAME, "client", o.client, CLIENTS)) as Client[];
 const RECORDS = o.records === undefined ? 300_000 : intFlag(NAME, "records", o.records, 1);
-const REPS = o.reps === undefined ? 7 : intFlag(NAME, "reps", o.reps, 1);
+const REPS = o.reps === undefined ? 11 : intFlag(NAME, "reps", o.reps, 1);
 const KEYS = 10_000;
 const PARTITIONS = 3;
 const BASE: Variant = "plain";
