@@ -21,7 +21,9 @@
  * - commits go through `commitOffsets` one at a time and count as acknowledged only when
  *   librdkafka's commit outcome (`offset_commit_cb`) reports them without error: the
  *   promise of `commitOffsets` itself resolves once the commit is queued, before the
- *   broker answered (see `confluent_commits.ts`);
+ *   broker answered; an outcome that is late (librdkafka holds it while the awaited
+ *   rebalance callback runs) is replaced by reading the committed offsets back (see
+ *   `confluent_commits.ts`);
  * - dead letters go through a producer of the client (`acks` all, the default).
  *
  * @module
@@ -259,7 +261,9 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       offset: String(o.offset),
       ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
     }));
-    await verifier.commit(offsets, () => this.#consumer.commitOffsets(list));
+    // Read back when the outcome is late (e.g. during the awaited rebalance callback, which
+    // holds librdkafka's commit outcome until the client polls again; see confluent_commits.ts).
+    await verifier.commit(offsets, () => this.#consumer.commitOffsets(list), (partitions) => this.#consumer.committed([...partitions], 5_000));
   }
 
   stopFetching(): void {
