@@ -105,8 +105,18 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   #assignment = new Set<string>();
   /** Partitions of the current assignment that had a batch taken: the client knows their fetch position. */
   #taken = new Set<string>();
-  /** Where partitions that had no batch taken yet start: their committed offset, or -2 (earliest) by the reset policy. */
-  #start = new Map<string, number>();
+  /**
+   * Where each partition of the current assignment starts, once its committed offset was
+   * read: the committed offset, -2 (earliest: the group has none, reset to earliest) or
+   * `null` (none, reset to latest). Absent: not known (not read yet, or the read failed).
+   */
+  #start = new Map<string, number | null>();
+  /** Partitions the runner paused (and did not resume since). */
+  #paused = new Set<string>();
+  /** Partitions whose start is being read again before they resume (see {@link ConfluentClient.resume}). */
+  #recovering = new Set<string>();
+  /** Bumped on every assignment of a partition: an answer for an earlier assignment is dropped. */
+  #epoch = new Map<string, number>();
   readonly #earliest: boolean;
   #eager = true; // the rebalance protocol: EAGER until librdkafka says COOPERATIVE
   #stopped = false;
@@ -201,11 +211,31 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         const offsets = new Array<number>(n);
         for (let i = 0; i < n; i++) offsets[i] = Number(messages[i].offset);
         const last = batch.lastOffset();
-        const taken = sink.deliver({ topic: batch.topic, partition: batch.partition, messages, offsets, next: Number(last) + 1 });
+        const key = tpKey(batch.topic, batch.partition);
+        // Records below the committed offset read at this assignment are covered by an
+        // acknowledged commit: never run them again. The client can start a partition it
+        // owned before at a stale position (its pause seeks back to the last offset it
+        // consumed in an earlier assignment, and seeks queued for a partition it did not
+        // own are applied when it is assigned again).
+        const floor = this.#start.get(key);
+        let from = 0;
+        if (typeof floor === "number" && floor > 0) while (from < n && offsets[from] < floor) from++;
+        if (from === n) {
+          resolveOffset(last); // all of it committed: move on
+          this.#taken.add(key);
+          return Promise.resolve();
+        }
+        const taken = sink.deliver({
+          topic: batch.topic,
+          partition: batch.partition,
+          messages: from === 0 ? messages : messages.slice(from),
+          offsets: from === 0 ? offsets : offsets.slice(from),
+          next: Number(last) + 1,
+        });
         // Moves only the fetch position (auto-commit is off). Not resolved: the client seeks back and delivers it again.
         if (taken) {
           resolveOffset(last);
-          this.#taken.add(tpKey(batch.topic, batch.partition));
+          this.#taken.add(key);
         }
         return Promise.resolve();
       },
@@ -214,6 +244,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
 
   pause(partitions: readonly TopicPartition[]): void {
     if (this.#closed || partitions.length === 0) return;
+    for (const p of partitions) this.#paused.add(tpKey(p.topic, p.partition));
     try {
       this.#consumer.pause(groupByTopic(partitions));
     } catch {
@@ -223,20 +254,59 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
 
   resume(partitions: readonly TopicPartition[]): void {
     if (this.#closed || this.#stopped || partitions.length === 0) return;
-    try {
-      this.#consumer.resume(groupByTopic(partitions));
-      // The client's pause drops the records it fetched but did not deliver, and seeks back
-      // only partitions that delivered something: one that delivered nothing yet would go on
-      // past the dropped records. Seek it back to where it starts.
-      for (const p of partitions) {
-        const key = tpKey(p.topic, p.partition);
-        if (this.#taken.has(key) || !this.#assignment.has(key)) continue;
-        const start = this.#start.get(key) ?? (this.#earliest ? -2 : undefined);
-        if (start !== undefined) this.#consumer.seek({ topic: p.topic, partition: p.partition, offset: String(start) });
+    // The client's pause drops the records it fetched but did not deliver, and seeks back
+    // only partitions that delivered something: one that delivered nothing yet would go on
+    // past the dropped records. Seek it back to where it starts: its committed offset (or
+    // the reset policy when the group has none). When that is not known (the read at
+    // assignment failed), it stays paused until a read succeeds: a guess (earliest) could
+    // move it behind its committed offset and redo committed records.
+    const now: TopicPartition[] = [];
+    const seeks: Array<{ topic: string; partition: number; offset: string }> = [];
+    for (const p of partitions) {
+      const key = tpKey(p.topic, p.partition);
+      this.#paused.delete(key);
+      if (this.#taken.has(key) || !this.#assignment.has(key)) {
+        now.push(p);
+        continue;
       }
+      if (!this.#start.has(key)) {
+        this.#recover(p);
+        continue;
+      }
+      now.push(p);
+      const start = this.#start.get(key);
+      if (typeof start === "number") seeks.push({ topic: p.topic, partition: p.partition, offset: String(start) });
+    }
+    if (now.length === 0) return;
+    try {
+      this.#consumer.resume(groupByTopic(now));
+      for (const s of seeks) this.#consumer.seek(s);
     } catch {
       // not connected
     }
+  }
+
+  /** Reads a partition's start again (retrying while it stays assigned), then resumes it there unless paused again since. */
+  #recover(p: TopicPartition): void {
+    const key = tpKey(p.topic, p.partition);
+    if (this.#recovering.has(key)) return;
+    this.#recovering.add(key);
+    const epoch = this.#epoch.get(key);
+    const current = (): boolean => !this.#closed && !this.#stopped && this.#epoch.get(key) === epoch && this.#assignment.has(key);
+    void (async () => {
+      try {
+        for (let attempt = 0; current() && !this.#start.has(key); attempt++) {
+          try {
+            await this.#committed([p]);
+          } catch {
+            await new Promise((r) => setTimeout(r, Math.min(5_000, 500 * (attempt + 1))));
+          }
+        }
+      } finally {
+        this.#recovering.delete(key);
+      }
+      if (current() && !this.#paused.has(key)) this.resume([p]);
+    })();
   }
 
   async commit(offsets: readonly CommitOffset[]): Promise<void> {
@@ -291,12 +361,17 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   /** The committed offsets and metadata of `partitions` (a few tries: a rejection only costs the claims). */
   async #committed(partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
     let lastError: unknown;
+    // The assignment each answer is for: one that arrives after the partition was assigned anew is not its start.
+    const epochs = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), this.#epoch.get(tpKey(p.topic, p.partition))]));
     for (let attempt = 0; attempt < 3 && !this.#closed; attempt++) {
       try {
         const answer = await this.#consumer.committed(partitions.map((p) => ({ topic: p.topic, partition: p.partition })), 5_000);
         return answer.map((p) => {
           const offset = Number(p.offset);
-          if (Number.isSafeInteger(offset) && offset >= 0) this.#start.set(tpKey(p.topic, p.partition), offset);
+          const key = tpKey(p.topic, p.partition);
+          if (this.#assignment.has(key) && epochs.has(key) && epochs.get(key) === this.#epoch.get(key)) {
+            this.#start.set(key, Number.isSafeInteger(offset) && offset >= 0 ? offset : this.#earliest ? -2 : null);
+          }
           return {
             topic: p.topic,
             partition: p.partition,
@@ -326,8 +401,11 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       else for (const p of added) this.#assignment.add(tpKey(p.topic, p.partition));
       const fresh = this.#eager ? partitions : added;
       for (const p of fresh) {
-        this.#taken.delete(tpKey(p.topic, p.partition));
-        this.#start.delete(tpKey(p.topic, p.partition));
+        const key = tpKey(p.topic, p.partition);
+        this.#taken.delete(key);
+        this.#start.delete(key);
+        this.#paused.delete(key);
+        this.#epoch.set(key, (this.#epoch.get(key) ?? 0) + 1);
       }
       // Stale pauses of partitions new to this assignment go; the runner pauses anew what it
       // needs. No seek: a fresh partition starts at its committed offset (or the reset
