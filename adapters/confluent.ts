@@ -24,6 +24,8 @@
  *   broker answered; an outcome that is late (librdkafka holds it while the awaited
  *   rebalance callback runs) is replaced by reading the committed offsets back (see
  *   `confluent_commits.ts`);
+ * - broker outages reach the runner (`unavailable` / `available`) from librdkafka's error
+ *   events, probes and signs of life (see `confluent_outage.ts`);
  * - dead letters go through a producer of the client (`acks` all, the default).
  *
  * @module
@@ -36,6 +38,7 @@ import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "..
 import { type CommitEventSource, CommitVerifier } from "./confluent_commits.ts";
 import { consumerConfig, startsEarliest } from "./confluent_config.ts";
 import { type ConfluentDeadLetterOptions, DeadLetterProducer } from "./confluent_dead_letter.ts";
+import { type ErrorEventSource, OutageWatch } from "./confluent_outage.ts";
 import type {
   ConfluentAssignmentFns,
   ConfluentConsumer,
@@ -54,6 +57,14 @@ if (foreign !== undefined) {
     `offset-frontier/confluent runs on Node only: ${foreign === "bun" ? "Bun" : "Deno"} cannot load the native addon of ` +
       `@confluentinc/kafka-javascript; use the KafkaJS binding (offset-frontier/${foreign}) there`,
   );
+}
+
+/** How long an outage probe (a metadata request) waits for a broker's answer. */
+const PROBE_MS = 3_000;
+
+/** The internal client's metadata request (node-rdkafka `getMetadata`), the outage probe. */
+interface MetadataSource {
+  getMetadata(options: { timeout?: number }, cb: (err: unknown) => void): unknown;
 }
 
 const ASSIGN = -175; // librdkafka ERR__ASSIGN_PARTITIONS
@@ -101,6 +112,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   readonly #outcomeMs: number;
   readonly #revokeMs: number;
   #verifier: CommitVerifier | undefined;
+  #outage: OutageWatch | undefined;
   #sink: ClientSink<ConfluentMessage> | undefined;
   #assignment = new Set<string>();
   /** Partitions of the current assignment that had a batch taken: the client knows their fetch position. */
@@ -190,14 +202,19 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     try {
       if (this.#dlq) await this.#dlq.connect();
       await c.connect();
-      const internal = (c as unknown as { _getInternalClient?: () => CommitEventSource })._getInternalClient?.();
-      if (!internal || typeof internal.on !== "function") {
+      const internal = (c as unknown as { _getInternalClient?: () => CommitEventSource & ErrorEventSource & MetadataSource })
+        ._getInternalClient?.();
+      if (!internal || typeof internal.on !== "function" || typeof internal.getMetadata !== "function") {
         throw new InvalidArgumentError("the Confluent consumer exposes no internal client: @confluentinc/kafka-javascript 1.x is required");
       }
       this.#verifier = new CommitVerifier(internal, this.#outcomeMs);
+      // A metadata request answers whether any broker is reachable (no poll needed).
+      this.#outage = new OutageWatch(internal, sink, () =>
+        new Promise<void>((resolve, reject) => internal.getMetadata({ timeout: PROBE_MS }, (err) => (err ? reject(err) : resolve()))));
       await c.subscribe({ topics: [...this.#topics] });
     } catch (error) {
       this.#verifier?.close();
+      this.#outage?.close();
       await Promise.allSettled([this.#dlq?.disconnect(), c.disconnect()]);
       throw error;
     }
@@ -334,6 +351,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     // Read back when the outcome is late (e.g. during the awaited rebalance callback, which
     // holds librdkafka's commit outcome until the client polls again; see confluent_commits.ts).
     await verifier.commit(offsets, () => this.#consumer.commitOffsets(list), (partitions) => this.#consumer.committed([...partitions], 5_000));
+    this.#outage?.alive(); // the coordinator acknowledged
   }
 
   stopFetching(): void {
@@ -349,6 +367,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     } finally {
       this.#running = false;
       this.#verifier?.close();
+      this.#outage?.close();
       if (this.#dlq) await this.#dlq.disconnect();
     }
   }
@@ -396,6 +415,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     else if (protocol === "EAGER") this.#eager = true;
     const partitions: TopicPartition[] = assignment.map((p) => ({ topic: p.topic, partition: p.partition }));
     if (err.code === ASSIGN) {
+      this.#outage?.alive(); // the group coordinator answered
       const added = partitions.filter((p) => !this.#assignment.has(tpKey(p.topic, p.partition)));
       if (this.#eager) this.#assignment = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
       else for (const p of added) this.#assignment.add(tpKey(p.topic, p.partition));
