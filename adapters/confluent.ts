@@ -21,7 +21,11 @@
  * - commits go through `commitOffsets` one at a time and count as acknowledged only when
  *   librdkafka's commit outcome (`offset_commit_cb`) reports them without error: the
  *   promise of `commitOffsets` itself resolves once the commit is queued, before the
- *   broker answered (see `confluent_commits.ts`);
+ *   broker answered; an outcome that is late (librdkafka holds it while the awaited
+ *   rebalance callback runs) is replaced by reading the committed offsets back (see
+ *   `confluent_commits.ts`);
+ * - broker outages reach the runner (`unavailable` / `available`) from librdkafka's error
+ *   events, probes and signs of life (see `confluent_outage.ts`);
  * - dead letters go through a producer of the client (`acks` all, the default).
  *
  * @module
@@ -34,6 +38,7 @@ import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "..
 import { type CommitEventSource, CommitVerifier } from "./confluent_commits.ts";
 import { consumerConfig, startsEarliest } from "./confluent_config.ts";
 import { type ConfluentDeadLetterOptions, DeadLetterProducer } from "./confluent_dead_letter.ts";
+import { type ErrorEventSource, OutageWatch } from "./confluent_outage.ts";
 import type {
   ConfluentAssignmentFns,
   ConfluentConsumer,
@@ -52,6 +57,14 @@ if (foreign !== undefined) {
     `offset-frontier/confluent runs on Node only: ${foreign === "bun" ? "Bun" : "Deno"} cannot load the native addon of ` +
       `@confluentinc/kafka-javascript; use the KafkaJS binding (offset-frontier/${foreign}) there`,
   );
+}
+
+/** How long an outage probe (a metadata request) waits for a broker's answer. */
+const PROBE_MS = 3_000;
+
+/** The internal client's metadata request (node-rdkafka `getMetadata`), the outage probe. */
+interface MetadataSource {
+  getMetadata(options: { timeout?: number }, cb: (err: unknown) => void): unknown;
 }
 
 const ASSIGN = -175; // librdkafka ERR__ASSIGN_PARTITIONS
@@ -99,12 +112,23 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   readonly #outcomeMs: number;
   readonly #revokeMs: number;
   #verifier: CommitVerifier | undefined;
+  #outage: OutageWatch | undefined;
   #sink: ClientSink<ConfluentMessage> | undefined;
   #assignment = new Set<string>();
   /** Partitions of the current assignment that had a batch taken: the client knows their fetch position. */
   #taken = new Set<string>();
-  /** Where partitions that had no batch taken yet start: their committed offset, or -2 (earliest) by the reset policy. */
-  #start = new Map<string, number>();
+  /**
+   * Where each partition of the current assignment starts, once its committed offset was
+   * read: the committed offset, -2 (earliest: the group has none, reset to earliest) or
+   * `null` (none, reset to latest). Absent: not known (not read yet, or the read failed).
+   */
+  #start = new Map<string, number | null>();
+  /** Partitions the runner paused (and did not resume since). */
+  #paused = new Set<string>();
+  /** Partitions whose start is being read again before they resume (see {@link ConfluentClient.resume}). */
+  #recovering = new Set<string>();
+  /** Bumped on every assignment of a partition: an answer for an earlier assignment is dropped. */
+  #epoch = new Map<string, number>();
   readonly #earliest: boolean;
   #eager = true; // the rebalance protocol: EAGER until librdkafka says COOPERATIVE
   #stopped = false;
@@ -178,14 +202,19 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     try {
       if (this.#dlq) await this.#dlq.connect();
       await c.connect();
-      const internal = (c as unknown as { _getInternalClient?: () => CommitEventSource })._getInternalClient?.();
-      if (!internal || typeof internal.on !== "function") {
+      const internal = (c as unknown as { _getInternalClient?: () => CommitEventSource & ErrorEventSource & MetadataSource })
+        ._getInternalClient?.();
+      if (!internal || typeof internal.on !== "function" || typeof internal.getMetadata !== "function") {
         throw new InvalidArgumentError("the Confluent consumer exposes no internal client: @confluentinc/kafka-javascript 1.x is required");
       }
       this.#verifier = new CommitVerifier(internal, this.#outcomeMs);
+      // A metadata request answers whether any broker is reachable (no poll needed).
+      this.#outage = new OutageWatch(internal, sink, () =>
+        new Promise<void>((resolve, reject) => internal.getMetadata({ timeout: PROBE_MS }, (err) => (err ? reject(err) : resolve()))));
       await c.subscribe({ topics: [...this.#topics] });
     } catch (error) {
       this.#verifier?.close();
+      this.#outage?.close();
       await Promise.allSettled([this.#dlq?.disconnect(), c.disconnect()]);
       throw error;
     }
@@ -199,11 +228,31 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         const offsets = new Array<number>(n);
         for (let i = 0; i < n; i++) offsets[i] = Number(messages[i].offset);
         const last = batch.lastOffset();
-        const taken = sink.deliver({ topic: batch.topic, partition: batch.partition, messages, offsets, next: Number(last) + 1 });
+        const key = tpKey(batch.topic, batch.partition);
+        // Records below the committed offset read at this assignment are covered by an
+        // acknowledged commit: never run them again. The client can start a partition it
+        // owned before at a stale position (its pause seeks back to the last offset it
+        // consumed in an earlier assignment, and seeks queued for a partition it did not
+        // own are applied when it is assigned again).
+        const floor = this.#start.get(key);
+        let from = 0;
+        if (typeof floor === "number" && floor > 0) while (from < n && offsets[from] < floor) from++;
+        if (from === n) {
+          resolveOffset(last); // all of it committed: move on
+          this.#taken.add(key);
+          return Promise.resolve();
+        }
+        const taken = sink.deliver({
+          topic: batch.topic,
+          partition: batch.partition,
+          messages: from === 0 ? messages : messages.slice(from),
+          offsets: from === 0 ? offsets : offsets.slice(from),
+          next: Number(last) + 1,
+        });
         // Moves only the fetch position (auto-commit is off). Not resolved: the client seeks back and delivers it again.
         if (taken) {
           resolveOffset(last);
-          this.#taken.add(tpKey(batch.topic, batch.partition));
+          this.#taken.add(key);
         }
         return Promise.resolve();
       },
@@ -212,6 +261,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
 
   pause(partitions: readonly TopicPartition[]): void {
     if (this.#closed || partitions.length === 0) return;
+    for (const p of partitions) this.#paused.add(tpKey(p.topic, p.partition));
     try {
       this.#consumer.pause(groupByTopic(partitions));
     } catch {
@@ -221,20 +271,59 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
 
   resume(partitions: readonly TopicPartition[]): void {
     if (this.#closed || this.#stopped || partitions.length === 0) return;
-    try {
-      this.#consumer.resume(groupByTopic(partitions));
-      // The client's pause drops the records it fetched but did not deliver, and seeks back
-      // only partitions that delivered something: one that delivered nothing yet would go on
-      // past the dropped records. Seek it back to where it starts.
-      for (const p of partitions) {
-        const key = tpKey(p.topic, p.partition);
-        if (this.#taken.has(key) || !this.#assignment.has(key)) continue;
-        const start = this.#start.get(key) ?? (this.#earliest ? -2 : undefined);
-        if (start !== undefined) this.#consumer.seek({ topic: p.topic, partition: p.partition, offset: String(start) });
+    // The client's pause drops the records it fetched but did not deliver, and seeks back
+    // only partitions that delivered something: one that delivered nothing yet would go on
+    // past the dropped records. Seek it back to where it starts: its committed offset (or
+    // the reset policy when the group has none). When that is not known (the read at
+    // assignment failed), it stays paused until a read succeeds: a guess (earliest) could
+    // move it behind its committed offset and redo committed records.
+    const now: TopicPartition[] = [];
+    const seeks: Array<{ topic: string; partition: number; offset: string }> = [];
+    for (const p of partitions) {
+      const key = tpKey(p.topic, p.partition);
+      this.#paused.delete(key);
+      if (this.#taken.has(key) || !this.#assignment.has(key)) {
+        now.push(p);
+        continue;
       }
+      if (!this.#start.has(key)) {
+        this.#recover(p);
+        continue;
+      }
+      now.push(p);
+      const start = this.#start.get(key);
+      if (typeof start === "number") seeks.push({ topic: p.topic, partition: p.partition, offset: String(start) });
+    }
+    if (now.length === 0) return;
+    try {
+      this.#consumer.resume(groupByTopic(now));
+      for (const s of seeks) this.#consumer.seek(s);
     } catch {
       // not connected
     }
+  }
+
+  /** Reads a partition's start again (retrying while it stays assigned), then resumes it there unless paused again since. */
+  #recover(p: TopicPartition): void {
+    const key = tpKey(p.topic, p.partition);
+    if (this.#recovering.has(key)) return;
+    this.#recovering.add(key);
+    const epoch = this.#epoch.get(key);
+    const current = (): boolean => !this.#closed && !this.#stopped && this.#epoch.get(key) === epoch && this.#assignment.has(key);
+    void (async () => {
+      try {
+        for (let attempt = 0; current() && !this.#start.has(key); attempt++) {
+          try {
+            await this.#committed([p]);
+          } catch {
+            await new Promise((r) => setTimeout(r, Math.min(5_000, 500 * (attempt + 1))));
+          }
+        }
+      } finally {
+        this.#recovering.delete(key);
+      }
+      if (current() && !this.#paused.has(key)) this.resume([p]);
+    })();
   }
 
   async commit(offsets: readonly CommitOffset[]): Promise<void> {
@@ -259,7 +348,10 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       offset: String(o.offset),
       ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
     }));
-    await verifier.commit(offsets, () => this.#consumer.commitOffsets(list));
+    // Read back when the outcome is late (e.g. during the awaited rebalance callback, which
+    // holds librdkafka's commit outcome until the client polls again; see confluent_commits.ts).
+    await verifier.commit(offsets, () => this.#consumer.commitOffsets(list), (partitions) => this.#consumer.committed([...partitions], 5_000));
+    this.#outage?.alive(); // the coordinator acknowledged
   }
 
   stopFetching(): void {
@@ -275,6 +367,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     } finally {
       this.#running = false;
       this.#verifier?.close();
+      this.#outage?.close();
       if (this.#dlq) await this.#dlq.disconnect();
     }
   }
@@ -287,12 +380,17 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   /** The committed offsets and metadata of `partitions` (a few tries: a rejection only costs the claims). */
   async #committed(partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
     let lastError: unknown;
+    // The assignment each answer is for: one that arrives after the partition was assigned anew is not its start.
+    const epochs = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), this.#epoch.get(tpKey(p.topic, p.partition))]));
     for (let attempt = 0; attempt < 3 && !this.#closed; attempt++) {
       try {
         const answer = await this.#consumer.committed(partitions.map((p) => ({ topic: p.topic, partition: p.partition })), 5_000);
         return answer.map((p) => {
           const offset = Number(p.offset);
-          if (Number.isSafeInteger(offset) && offset >= 0) this.#start.set(tpKey(p.topic, p.partition), offset);
+          const key = tpKey(p.topic, p.partition);
+          if (this.#assignment.has(key) && epochs.has(key) && epochs.get(key) === this.#epoch.get(key)) {
+            this.#start.set(key, Number.isSafeInteger(offset) && offset >= 0 ? offset : this.#earliest ? -2 : null);
+          }
           return {
             topic: p.topic,
             partition: p.partition,
@@ -317,13 +415,17 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     else if (protocol === "EAGER") this.#eager = true;
     const partitions: TopicPartition[] = assignment.map((p) => ({ topic: p.topic, partition: p.partition }));
     if (err.code === ASSIGN) {
+      this.#outage?.alive(); // the group coordinator answered
       const added = partitions.filter((p) => !this.#assignment.has(tpKey(p.topic, p.partition)));
       if (this.#eager) this.#assignment = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
       else for (const p of added) this.#assignment.add(tpKey(p.topic, p.partition));
       const fresh = this.#eager ? partitions : added;
       for (const p of fresh) {
-        this.#taken.delete(tpKey(p.topic, p.partition));
-        this.#start.delete(tpKey(p.topic, p.partition));
+        const key = tpKey(p.topic, p.partition);
+        this.#taken.delete(key);
+        this.#start.delete(key);
+        this.#paused.delete(key);
+        this.#epoch.set(key, (this.#epoch.get(key) ?? 0) + 1);
       }
       // Stale pauses of partitions new to this assignment go; the runner pauses anew what it
       // needs. No seek: a fresh partition starts at its committed offset (or the reset

@@ -5,7 +5,18 @@
  * like a success. librdkafka reports each commit's outcome to its `offset_commit_cb`,
  * which the client re-emits as the internal client's `offset.commit` event `(err,
  * offsets)`; `err` is set when any partition of the commit failed (its error code, or
- * the request's). A commit here resolves only when that event reported it without error.
+ * the request's). A commit here resolves only when that event reported it without error,
+ * or when the group's committed offsets, read back from the broker, hold exactly what it
+ * sent (offsets and metadata).
+ *
+ * Why the read-back: librdkafka serves `offset_commit_cb` only while the application
+ * polls, and the client does not poll while its (awaited) rebalance callback runs. A
+ * commit sent during a revoke (the drain's commit) was acknowledged by the broker within
+ * milliseconds, yet its outcome event stayed queued until the callback returned, so the
+ * revoke waited for the outcome timeout (the revoke bound, 10 s) while the whole group
+ * (classic eager: every member) waited for this member's rejoin. The read-back
+ * (`OffsetFetch`, served on its own queue, no poll needed) proves the broker holds the
+ * commit; it is only asked for when the outcome is late.
  *
  * @module
  */
@@ -43,6 +54,42 @@ interface Pending {
 
 type Offset = { readonly topic: string; readonly partition: number; readonly offset: number | string };
 
+/** A committed position as read back from the broker (offset as a decimal string or number; metadata as stored). */
+export interface ReadBackPosition {
+  /** Topic name. */
+  readonly topic: string;
+  /** Partition number. */
+  readonly partition: number;
+  /** The committed offset (negative or absent: none). */
+  readonly offset: number | string;
+  /** The metadata stored with it (`null`/`undefined`/`""`: none). */
+  readonly metadata?: string | null;
+}
+
+/** Reads the group's committed positions of `partitions` from the broker. */
+export type ReadBack = (partitions: ReadonlyArray<{ topic: string; partition: number }>) => Promise<readonly ReadBackPosition[]>;
+
+/** How long a commit's outcome may be late before its offsets are read back, and the pause between read-backs. */
+const READ_BACK_AFTER_MS = 250;
+const READ_BACK_EVERY_MS = 500;
+
+/**
+ * Whether the positions read back hold exactly the commit of `offsets` (same offset and
+ * the same metadata for every partition; no metadata counts as the empty string).
+ */
+export function holdsCommit(
+  offsets: ReadonlyArray<Offset & { readonly metadata?: string | undefined }>,
+  read: readonly ReadBackPosition[],
+): boolean {
+  const byKey = new Map(read.map((p) => [`${p.topic}\u0000${p.partition}`, p]));
+  for (const o of offsets) {
+    const p = byKey.get(`${o.topic}\u0000${o.partition}`);
+    if (p === undefined || Number(p.offset) !== Number(o.offset)) return false;
+    if ((p.metadata ?? "") !== (o.metadata ?? "")) return false;
+  }
+  return offsets.length > 0;
+}
+
 /** The commit's identity: its partitions and offsets, order-independent. */
 export function commitSignature(offsets: readonly Offset[]): string {
   return offsets.map((o) => `${o.topic}\u0000${o.partition}\u0000${Number(o.offset)}`).sort().join("\u0001");
@@ -76,23 +123,51 @@ export class CommitVerifier {
   }
 
   /**
-   * Sends a commit through `send` and resolves once librdkafka reported it acknowledged;
-   * rejects when `send` fails, when the broker refused any partition, or after the timeout.
+   * Sends a commit through `send` and resolves once librdkafka reported it acknowledged,
+   * or (when `readBack` is given and the outcome is late) once the broker's committed
+   * positions hold exactly this commit; rejects when `send` fails, when the broker refused
+   * any partition, or after the timeout.
    */
-  async commit(offsets: readonly Offset[], send: () => Promise<void>): Promise<void> {
+  async commit(
+    offsets: ReadonlyArray<Offset & { readonly metadata?: string | undefined }>,
+    send: () => Promise<void>,
+    readBack?: ReadBack,
+  ): Promise<void> {
     let pending!: Pending;
     const outcome = new Promise<void>((resolve, reject) => {
       pending = { signature: commitSignature(offsets), resolve, reject };
     });
     this.#pending.add(pending); // before sending: the outcome may come back before `send` resolves
+    let settled = false;
     const timer = setTimeout(() => {
       pending.reject(new CommitRefusedError(`no outcome of the commit of ${describeOffsets(offsets)} within ${this.#timeoutMs} ms`));
     }, this.#timeoutMs);
+    let probe: ReturnType<typeof setTimeout> | undefined;
     try {
       await send();
+      if (readBack !== undefined && offsets.length > 0) {
+        const partitions = offsets.map((o) => ({ topic: o.topic, partition: o.partition }));
+        const check = (): void => {
+          probe = undefined;
+          if (settled) return;
+          readBack(partitions).then(
+            (read) => {
+              if (settled) return;
+              if (holdsCommit(offsets, read)) pending.resolve();
+              else probe = setTimeout(check, READ_BACK_EVERY_MS);
+            },
+            () => {
+              if (!settled) probe = setTimeout(check, READ_BACK_EVERY_MS); // unknown: the outcome or the timeout decides
+            },
+          );
+        };
+        probe = setTimeout(check, READ_BACK_AFTER_MS);
+      }
       await outcome;
     } finally {
+      settled = true;
       clearTimeout(timer);
+      clearTimeout(probe);
       this.#pending.delete(pending);
     }
   }

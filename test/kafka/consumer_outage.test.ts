@@ -15,6 +15,12 @@
  *   naming the broker. (4) an `AbortSignal` aborted while `consume()` waits ends it
  *   within a second (it resolves to a stopped consumer).
  *
+ * - (5) the Confluent binding (Node only, through test/kafka/bindings.ts, its default
+ *   protocol): a consumer runs mid-topic when its own broker is SIGKILLed; 20 s later the
+ *   broker restarts. The binding reports the outage from librdkafka's error events and
+ *   failed probes (`unavailable`, cluster state `waiting`) and its end (`available`), and
+ *   the consumer finishes by itself: every record processed, committed = end.
+ *
  * Uses this runtime's adapter (`adapters/node.ts`, `bun.ts` or `deno.ts`). Runs
  * unchanged under `node --import tsx --test`, `bun test` and `deno test -A`.
  */
@@ -27,6 +33,7 @@ import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/ka
 import { ClusterRefusedError, ClusterUnavailableError } from "../../core/errors.ts";
 import { committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
 import { asObject, consumerConfig, kafka as loggingKafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
+import { bindings } from "./bindings.ts";
 
 /** A KafkaJS client that keeps quiet about the outage's connection errors (KAFKAJS_LOG=… to see them). */
 function kafka(brokers: string, retry?: RetryOptions): Kafka {
@@ -236,4 +243,68 @@ test(`(${runtime()}) an AbortSignal aborted while consume() waits for the cluste
 
 function newSeen(): Seen {
   return { processed: new Set(), unavailable: 0, available: 0, errors: [] };
+}
+
+for (const binding of bindings().filter((b) => b.name === "confluent")) {
+  test(`(${runtime()}, ${binding.name}) the broker down 20 s mid-run: the binding reports the outage and its end; the consumer finishes by itself`, { timeout: 240_000 }, async () => {
+    const broker = await startBroker();
+    const controller = new AbortController();
+    try {
+      const b = broker.brokers;
+      const topic = unique("outage-confluent"), groupId = unique("outage-confluent-group");
+      await createTopic(b, topic, 3);
+      await produce(b, topic, Array.from({ length: 3_000 }, (_, i) => ({ key: `k${i % 100}`, value: `${i}` })));
+      const ends = asObject(await endOffsets(b, topic));
+      const seen = newSeen();
+      const c = binding.create({
+        brokers: b,
+        groupId,
+        topics: [topic],
+        fromBeginning: true,
+        concurrency: 8,
+        signal: controller.signal,
+        handler: async (_m, { partition, offset }) => {
+          await sleep(10);
+          seen.processed.add(`${partition}:${offset}`);
+        },
+        on: {
+          unavailable: () => void seen.unavailable++,
+          available: () => void seen.available++,
+          error: (e: { kind: string; error: unknown }) => void seen.errors.push(`${e.kind}: ${String(e.error)}`),
+        },
+      });
+      let settled = false;
+      void c.closed.then(() => (settled = true));
+      await c.start();
+      await waitFor(() => seen.processed.size >= 600, 60_000, "the consumer under way");
+      note(`${binding.name}: under way (${seen.processed.size}); killing the broker`);
+      await broker.kill();
+      const killedAt = Date.now();
+      await waitFor(() => c.metrics().cluster.state === "waiting", 20_000, "the consumer to report the outage in its metrics");
+      assert.ok(seen.unavailable >= 1, "an unavailable event");
+      await sleep(Math.max(0, killedAt + 20_000 - Date.now()));
+      assert.equal(c.state, "running");
+      const outageMs = Date.now() - killedAt;
+      note(`${binding.name}: restarting the broker (${JSON.stringify(c.metrics().cluster)})`);
+      await broker.restart();
+      await waitFor(() => missing(seen.processed, ends).length === 0, 120_000, "every record");
+      const deadline = Date.now() + 60_000;
+      let committed: Record<string, string> = {};
+      while (Date.now() < deadline) {
+        committed = asObject(await committedOffsets(b, groupId, topic));
+        if (JSON.stringify(committed) === JSON.stringify(ends) && c.metrics().cluster.state === "available") break;
+        await sleep(250);
+      }
+      assert.deepEqual(committed, ends, "committed offsets equal the end offsets");
+      assert.equal(settled, false, "the consumer never stopped on its own");
+      assert.ok(seen.available >= 1, `the end of the outage was reported (${seen.unavailable} unavailable, ${seen.available} available)`);
+      assert.equal(c.metrics().cluster.state, "available");
+      controller.abort();
+      await c.done;
+      console.log(`# outage (${runtime()}, ${binding.name}): broker down ${outageMs} ms; ${seen.processed.size} of 3000 records, ${seen.unavailable} unavailable / ${seen.available} available events`);
+    } finally {
+      controller.abort();
+      await broker.stop();
+    }
+  });
 }

@@ -4,10 +4,14 @@
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { describe, test } from "node:test";
-import { CommitRefusedError, CommitVerifier } from "../../adapters/confluent_commits.ts";
+import { CommitRefusedError, CommitVerifier, holdsCommit, type ReadBackPosition } from "../../adapters/confluent_commits.ts";
 
 const offsets = [{ topic: "t", partition: 0, offset: 10 }, { topic: "t", partition: 1, offset: 7 }];
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+/** Waits until `ok()` holds (checked every 10 ms), at most 5 s. */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+}
 
 function setup(timeoutMs = 5_000): { source: EventEmitter; verifier: CommitVerifier; sent: number[] } {
   const source = new EventEmitter();
@@ -72,5 +76,45 @@ describe("CommitVerifier", () => {
     await tick();
     assert.equal(closed.state(), "rejected");
     assert.match(String(closed.error()), /disconnected/);
+  });
+
+  test("a late outcome: the commit counts once the broker's committed positions read back hold exactly it", async () => {
+    const { verifier } = setup(5_000);
+    let answer: ReadBackPosition[] = [{ topic: "t", partition: 0, offset: "10", metadata: "" }, { topic: "t", partition: 1, offset: "6", metadata: null }];
+    const asked: number[] = [];
+    const w = watch(verifier.commit(offsets, () => Promise.resolve(), (ps) => {
+      asked.push(ps.length);
+      return Promise.resolve(answer);
+    }));
+    await until(() => asked.length >= 2);
+    assert.equal(w.state(), "pending", "partition 1 reads back 6, not 7: not acknowledged");
+    assert.ok(asked.length >= 1 && asked.every((n) => n === 2), `read back both partitions: ${JSON.stringify(asked)}`);
+    answer = [{ topic: "t", partition: 0, offset: "10" }, { topic: "t", partition: 1, offset: "7" }];
+    await until(() => w.state() !== "pending");
+    assert.equal(w.state(), "resolved");
+  });
+
+  test("a read-back that fails or shows other metadata never acknowledges; the outcome still decides", async () => {
+    const { source, verifier } = setup(5_000);
+    const withMeta = [{ topic: "t", partition: 0, offset: 10, metadata: "set-A" }];
+    let calls = 0;
+    const w = watch(verifier.commit(withMeta, () => Promise.resolve(), () => {
+      calls++;
+      return calls % 2 === 1 ? Promise.reject(new Error("timed out")) : Promise.resolve([{ topic: "t", partition: 0, offset: 10, metadata: "set-B" }]);
+    }));
+    await until(() => calls >= 3);
+    assert.ok(calls >= 3, `asked three times at least (${calls})`);
+    assert.equal(w.state(), "pending");
+    source.emit("offset.commit", { code: 12, message: "too large" }, withMeta);
+    await tick();
+    assert.equal(w.state(), "rejected");
+    assert.equal((w.error() as CommitRefusedError).code, 12);
+  });
+
+  test("holdsCommit compares every partition's offset and metadata (none = empty)", () => {
+    assert.equal(holdsCommit(offsets, [{ topic: "t", partition: 0, offset: 10 }, { topic: "t", partition: 1, offset: "7", metadata: "" }]), true);
+    assert.equal(holdsCommit(offsets, [{ topic: "t", partition: 0, offset: 10 }]), false, "a partition missing");
+    assert.equal(holdsCommit([{ topic: "t", partition: 0, offset: 3, metadata: "m" }], [{ topic: "t", partition: 0, offset: 3, metadata: null }]), false);
+    assert.equal(holdsCommit([], []), false, "an empty commit is never proven");
   });
 });
