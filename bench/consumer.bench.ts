@@ -135,10 +135,12 @@ interface Row {
   medianCommits: number;
   runs: number[];
   runsPerCpuSec: number[];
+  /** Passes of this variant that stalled (left out of the medians). */
+  stalled: number;
 }
 
 function rows(result: RunResult): Row[] {
-  const of = (v: Variant, k: keyof Rate): number[] => result.rounds.map((r) => r[v]![k]);
+  const of = (v: Variant, k: keyof Rate): number[] => result.rounds.flatMap((r) => (r[v] ? [r[v]![k]] : []));
   const base = { wall: median(of(BASE, "wall")), cpu: median(of(BASE, "cpu")) };
   return VARIANTS.map(({ variant, name }) => {
     const wall = median(of(variant, "wall")), cpu = median(of(variant, "cpu"));
@@ -151,6 +153,7 @@ function rows(result: RunResult): Row[] {
       medianCommits: median(of(variant, "commits")),
       runs: of(variant, "wall").map(Math.round),
       runsPerCpuSec: of(variant, "cpu").map(Math.round),
+      stalled: result.stalls.filter((x) => x.variant === variant).length,
     };
   });
 }
@@ -176,9 +179,16 @@ await withBroker(async (brokers) => {
     ...(clients.includes("kafkajs") ? runtimes.map((rt): [RuntimeName, Client] => [rt, "kafkajs"]) : []),
     ...(clients.includes("confluent") && runtimes.includes("node") ? [["node", "confluent"] as [RuntimeName, Client]] : []),
   ];
+  const failures: string[] = [];
   for (const [rt, client] of children) {
-    const result = await runChild(rt, client, brokers, topic);
-    results.push({ result, rows: rows(result) });
+    try {
+      const result = await runChild(rt, client, brokers, topic);
+      results.push({ result, rows: rows(result) });
+    } catch (error) {
+      // The other children's figures still count: report this one as failed and go on.
+      failures.push(error instanceof Error ? error.message : String(error));
+      console.error(`consumer.bench: ${failures.at(-1)}`);
+    }
   }
   const label = (r: RunResult): string => (r.client === "confluent" ? `${r.runtime} + confluent` : r.runtime);
 
@@ -189,14 +199,15 @@ await withBroker(async (brokers) => {
       `\n${label(result)} (${result.runtime} ${result.version}, ${result.client} ${result.clientVersion}): no-op handler, ${f(RECORDS)} records, ${PARTITIONS} partitions, ` +
         `${REPS} rounds, medians (1-min load average ${load(result.loadAverage.before)} → ${load(result.loadAverage.after)})`,
     );
-    console.log("| variant | records/s | × plain | records per CPU-s | × plain | commits |");
-    console.log("|---|---:|---:|---:|---:|---:|");
+    console.log("| variant | records/s | × plain | records per CPU-s | × plain | commits | stalled passes |");
+    console.log("|---|---:|---:|---:|---:|---:|---:|");
     for (const r of rs) {
       console.log(
         `| ${r.name} | ${f(r.medianRecordsPerSec)} | ${r.ratioToPlain.wall.toFixed(2)} | ${f(r.medianRecordsPerCpuSec)} | ` +
-          `${r.ratioToPlain.cpu.toFixed(2)} | ${r.medianCommits} |`,
+          `${r.ratioToPlain.cpu.toFixed(2)} | ${r.medianCommits} | ${r.stalled} |`,
       );
     }
+    for (const x of result.stalls) console.log(`stalled: round ${x.round} ${x.variant}: ${x.error}`);
   }
   console.log("\nrunner / its client's plain eachBatch without commits, medians (records/s; per CPU-s), target ≥ 0.95 (confluent ≥ 0.9):");
   for (const { result, rows: rs } of results) {
@@ -227,16 +238,20 @@ await withBroker(async (brokers) => {
     baseline: "plain eachBatch, no commits",
     measured:
       "first delivered batch (plain) or first handler call (runner) → last record; wall clock and the child process's CPU time (user + system)",
+    ...(failures.length > 0 ? { failures } : {}),
     runtimes: results.map(({ result, rows: rs }) => ({
       runtime: result.runtime,
       client: result.client,
       version: result.version,
       loadAverage: result.loadAverage,
+      stalls: result.stalls,
       rows: rs,
     })),
   };
+  if (failures.length > 0) console.log(`\nfailed: ${failures.join("; ")}`);
   const dir = o.save ? join(HERE, "results") : join(HERE, "results", "tmp");
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "consumer.json"), JSON.stringify(out, null, 2) + "\n");
   console.log(`\nwrote bench/results/${o.save ? "" : "tmp/"}consumer.json${o.save ? "" : " (--save writes the committed one)"}`);
+  if (failures.length > 0) process.exitCode = 1;
 });

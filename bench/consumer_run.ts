@@ -51,6 +51,8 @@ export interface RunResult {
   clientVersion: string;
   version: string;
   rounds: Array<Partial<Record<Variant, Rate>>>;
+  /** Passes that stalled (left out of the rounds): round, variant, what was reached. */
+  stalls: Array<{ round: number; variant: Variant; error: string }>;
   loadAverage: { before: number[]; after: number[] };
 }
 
@@ -107,16 +109,21 @@ function consumerFor(label: string): Consumer {
   return kafka(brokers!).consumer({ groupId: unique(`bench-${label}`), maxWaitTimeInMs: 100 });
 }
 
+/** A pass that did not reach the topic's end within {@link PASS_MS}: reported, left out of the medians. */
+class StalledPass extends Error {}
+/** How long one pass may take (a pass of 300,000 records takes seconds). */
+const PASS_MS = 120_000;
+
 async function waitUntil(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const t0 = Date.now();
   while (!cond()) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out: ${what}`);
+    if (Date.now() - t0 > timeoutMs) throw new StalledPass(`${what}: stalled for ${timeoutMs / 1000} s`);
     await sleep(2);
   }
 }
 
 /** Counts one pass's records from its first to its n-th: the window's wall-clock and CPU rates. */
-function meter(n: number): { tick(k: number): void; done(): boolean; rate(commits: number): Rate } {
+function meter(n: number): { tick(k: number): void; done(): boolean; count(): number; rate(commits: number): Rate } {
   let count = 0, first = 0, last = 0, cpu0 = 0, cpu1 = 0;
   return {
     tick(k) {
@@ -125,6 +132,7 @@ function meter(n: number): { tick(k: number): void; done(): boolean; rate(commit
       if (count >= n && last === 0) (last = now()), (cpu1 = cpu());
     },
     done: () => count >= n,
+    count: () => count,
     rate: (commits) => ({ wall: n / ((last - first) / 1000), cpu: n / (cpu1 - cpu0), commits }),
   };
 }
@@ -144,7 +152,7 @@ async function plainKafkaJS(n: number, autoCommit: boolean): Promise<Rate> {
       return Promise.resolve();
     },
   });
-  await waitUntil(m.done, 300_000, "plain consumer");
+  await waitUntil(m.done, PASS_MS, "plain consumer");
   await consumer.disconnect();
   return m.rate(0);
 }
@@ -169,11 +177,13 @@ async function runner(n: number, ordering: Ordering): Promise<Rate> {
     })
     : createKafkaJSConsumer({ ...options, consumer: consumerFor(`runner-${ordering}`), topics: [TOPIC] });
   await c.start();
-  await waitUntil(m.done, 300_000, `runner ${ordering}`);
-  const commits = c.metrics().commits;
-  controller.abort();
-  await c.done;
-  return m.rate(commits);
+  try {
+    await waitUntil(m.done, PASS_MS, `runner ${ordering} (${m.count()} of ${n} records)`);
+  } finally {
+    controller.abort();
+    await Promise.race([c.done.catch(() => {}), sleep(30_000)]);
+  }
+  return m.rate(c.metrics().commits);
 }
 
 let confluent: { kafka: ConfluentKafka; version: string } | undefined;
@@ -204,7 +214,7 @@ async function plainConfluent(n: number, autoCommit: boolean): Promise<Rate> {
   await consumer.connect();
   await consumer.subscribe({ topics: [TOPIC] });
   await consumer.run({ eachBatch: ({ batch }) => (m.tick(batch.messages.length), Promise.resolve()) });
-  await waitUntil(m.done, 300_000, "confluent plain consumer");
+  await waitUntil(m.done, PASS_MS, "confluent plain consumer");
   await consumer.disconnect();
   return m.rate(0);
 }
@@ -229,12 +239,21 @@ const before = os.loadavg();
 // Discarded passes first, so no variant pays the JIT's and the broker's cold start.
 for (const v of WARMUP) await pass(v);
 const rounds: RunResult["rounds"] = [];
+const stalls: RunResult["stalls"] = [];
 for (let r = 0; r < REPS; r++) {
   // rotated: drift and position in the round hit every variant alike
   const order = VARS.map((_, i) => VARS[(i + r) % VARS.length]);
   const round: Partial<Record<Variant, Rate>> = {};
   for (const v of order) {
-    const rate = await pass(v);
+    let rate: Rate;
+    try {
+      rate = await pass(v);
+    } catch (error) {
+      if (!(error instanceof StalledPass)) throw error;
+      stalls.push({ round: r + 1, variant: v, error: error.message });
+      process.stderr.write(`  ${rt} round ${r + 1}/${REPS} ${v}: STALLED (${error.message})\n`);
+      continue;
+    }
     round[v] = rate;
     process.stderr.write(
       `  ${rt} round ${r + 1}/${REPS} ${v}: ${Math.round(rate.wall).toLocaleString("en")} rec/s, ` +
@@ -248,7 +267,7 @@ const { readFileSync } = await import("node:fs");
 const kafkajsVersion = (): string =>
   (JSON.parse(readFileSync(new URL("../node_modules/kafkajs/package.json", import.meta.url), "utf8")) as { version: string }).version;
 const clientVersion = CLIENT === "confluent" ? confluent?.version ?? "" : kafkajsVersion();
-const result: RunResult = { runtime: rt, client: CLIENT, clientVersion, version, rounds, loadAverage: { before: two(before), after: two(os.loadavg()) } };
+const result: RunResult = { runtime: rt, client: CLIENT, clientVersion, version, rounds, stalls, loadAverage: { before: two(before), after: two(os.loadavg()) } };
 process.stdout.write(JSON.stringify(result) + "\n");
 // KafkaJS may leave timers behind on some runtimes: the parent waits for this process to exit.
 process.exit(0);
