@@ -54,6 +54,7 @@ import type {
   DeadLetterInfo,
   TopicPartition,
 } from "../core/consumer/client.ts";
+import { batchOffsets } from "./batch_offsets.ts";
 import { groupByTopic, tpKey } from "./topic_partitions.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
 import { brokersOf, isKafkaJSError, refusalOf } from "./kafkajs_errors.ts";
@@ -229,17 +230,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
         const messages = batch.messages;
-        const n = messages.length;
-        const offsets = new Float64Array(n); // the tracker registers a Float64Array in one call
-        // KafkaJS delivers a batch's messages in offset order, and strictly increasing
-        // integers from first to first + n - 1 are exactly those n (the common, dense batch):
-        // then only two offset strings are parsed. Otherwise each one is (the tracker checks them).
-        const first = n > 0 ? Number(messages[0].offset) : 0;
-        if (n > 0 && Number(messages[n - 1].offset) - first === n - 1 && Number.isSafeInteger(first)) {
-          for (let i = 0; i < n; i++) offsets[i] = first + i;
-        } else {
-          for (let i = 0; i < n; i++) offsets[i] = Number(messages[i].offset);
-        }
+        const offsets = batchOffsets(messages);
         const last = batch.lastOffset();
         const taken = sink.deliver({
           topic: batch.topic,

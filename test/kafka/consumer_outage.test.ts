@@ -70,6 +70,21 @@ interface Seen {
   errors: string[];
 }
 
+/** The handler (10 ms a record) and event listeners that record into `seen`. */
+function observing(seen: Seen) {
+  return {
+    handler: async (_m: unknown, { partition, offset }: { partition: number; offset: number }) => {
+      await sleep(10);
+      seen.processed.add(`${partition}:${offset}`);
+    },
+    on: {
+      unavailable: () => void seen.unavailable++,
+      available: () => void seen.available++,
+      error: (e: { kind: string; error: unknown }) => void seen.errors.push(`${e.kind}: ${String(e.error)}`),
+    },
+  };
+}
+
 function options(brokers: string, topic: string, group: string, seen: Seen, signal: AbortSignal) {
   return {
     consumer: kafka(brokers).consumer(consumerConfig(group)),
@@ -79,15 +94,7 @@ function options(brokers: string, topic: string, group: string, seen: Seen, sign
     concurrency: 8,
     signal,
     signals: [] as never[],
-    handler: async (_m: KafkaMessage, { partition, offset }: { partition: number; offset: number }) => {
-      await sleep(10);
-      seen.processed.add(`${partition}:${offset}`);
-    },
-    on: {
-      unavailable: () => void seen.unavailable++,
-      available: () => void seen.available++,
-      error: (e: { kind: string; error: unknown }) => void seen.errors.push(`${e.kind}: ${String(e.error)}`),
-    },
+    ...observing(seen),
   };
 }
 
@@ -263,15 +270,7 @@ for (const binding of bindings().filter((b) => b.name === "confluent")) {
         fromBeginning: true,
         concurrency: 8,
         signal: controller.signal,
-        handler: async (_m, { partition, offset }) => {
-          await sleep(10);
-          seen.processed.add(`${partition}:${offset}`);
-        },
-        on: {
-          unavailable: () => void seen.unavailable++,
-          available: () => void seen.available++,
-          error: (e: { kind: string; error: unknown }) => void seen.errors.push(`${e.kind}: ${String(e.error)}`),
-        },
+        ...observing(seen),
       });
       let settled = false;
       void c.closed.then(() => (settled = true));

@@ -1,0 +1,418 @@
+/**
+ * The Confluent binding's client port: the {@link ConsumerClient} over one
+ * `@confluentinc/kafka-javascript` consumer (Node only; `confluent.ts` refuses Bun and Deno).
+ *
+ * How it drives the client:
+ * - the binding creates the consumer itself (`kafka.consumer(config)`), adding
+ *   `enable.auto.commit: false` and its own `rebalance_cb`, which the client awaits:
+ *   a revoke drains the revoked partitions within `drainTimeoutMs` and commits them (with
+ *   the completed set) before the callback returns, i.e. before the partitions go. With
+ *   the cooperative assignor (`partition.assignment.strategy: "cooperative-sticky"`) or
+ *   the KIP-848 protocol (`group.protocol: "consumer"`) only the partitions that move are
+ *   revoked; the others carry on untouched (incremental assignments);
+ * - each assignment reads the new partitions' committed offsets and metadata
+ *   (`consumer.committed()`) so records an earlier owner finished are skipped;
+ * - `eachBatch` registers the batch and returns at once (records run on the runner's
+ *   pool); a batch not taken is left unresolved, so the client seeks back and delivers it
+ *   again; backpressure is per-partition `pause`/`resume`;
+ * - commits go through `commitOffsets` one at a time and count as acknowledged only when
+ *   librdkafka's commit outcome (`offset_commit_cb`) reports them without error: the
+ *   promise of `commitOffsets` itself resolves once the commit is queued, before the
+ *   broker answered; an outcome that is late (librdkafka holds it while the awaited
+ *   rebalance callback runs) is replaced by reading the committed offsets back (see
+ *   `confluent_commits.ts`);
+ * - broker outages reach the runner (`unavailable` / `available`) from librdkafka's error
+ *   events, probes and signs of life (see `confluent_outage.ts`);
+ * - dead letters go through a producer of the client (`acks` all, the default).
+ *
+ * @module
+ */
+import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, TopicPartition } from "../core/consumer/client.ts";
+import { batchOffsets } from "./batch_offsets.ts";
+import { groupByTopic, tpKey } from "./topic_partitions.ts";
+import { InvalidArgumentError, describe } from "../core/errors.ts";
+import { type CommitEventSource, CommitVerifier } from "./confluent_commits.ts";
+import { consumerConfig, startsEarliest } from "./confluent_config.ts";
+import { type ConfluentDeadLetterOptions, DeadLetterProducer } from "./confluent_dead_letter.ts";
+import { type ErrorEventSource, OutageWatch } from "./confluent_outage.ts";
+import type {
+  ConfluentAssignmentFns,
+  ConfluentConsumer,
+  ConfluentConsumerConfig,
+  ConfluentKafka,
+  ConfluentMessage,
+  ConfluentRebalanceError,
+  ConfluentTopicPartition,
+} from "./confluent_types.ts";
+
+/** How long an outage probe (a metadata request) waits for a broker's answer. */
+const PROBE_MS = 3_000;
+
+/** The internal client's metadata request (node-rdkafka `getMetadata`), the outage probe. */
+interface MetadataSource {
+  getMetadata(options: { timeout?: number }, cb: (err: unknown) => void): unknown;
+}
+
+const ASSIGN = -175; // librdkafka ERR__ASSIGN_PARTITIONS
+const REVOKE = -174; // librdkafka ERR__REVOKE_PARTITIONS
+
+/**
+ * The {@link ConsumerClient} over one Confluent consumer, which it creates. Most users
+ * call `createConfluentConsumer` (`offset-frontier/confluent`) instead.
+ */
+export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
+  readonly #consumer: ConfluentConsumer;
+  readonly #topics: ReadonlyArray<string | RegExp>;
+  readonly #dlq: DeadLetterProducer | undefined;
+  readonly #outcomeMs: number;
+  readonly #revokeMs: number;
+  #verifier: CommitVerifier | undefined;
+  #outage: OutageWatch | undefined;
+  #sink: ClientSink<ConfluentMessage> | undefined;
+  #assignment = new Set<string>();
+  /** Partitions of the current assignment that had a batch taken: the client knows their fetch position. */
+  #taken = new Set<string>();
+  /**
+   * Where each partition of the current assignment starts, once its committed offset was
+   * read: the committed offset, -2 (earliest: the group has none, reset to earliest) or
+   * `null` (none, reset to latest). Absent: not known (not read yet, or the read failed).
+   */
+  #start = new Map<string, number | null>();
+  /** Partitions the runner paused (and did not resume since). */
+  #paused = new Set<string>();
+  /** Partitions whose start is being read again before they resume (see {@link ConfluentClient.resume}). */
+  #recovering = new Set<string>();
+  /** Bumped on every assignment of a partition: an answer for an earlier assignment is dropped. */
+  #epoch = new Map<string, number>();
+  readonly #earliest: boolean;
+  #eager = true; // the rebalance protocol: EAGER until librdkafka says COOPERATIVE
+  #stopped = false;
+  #closed = false;
+  #running = false;
+  #commitTail: Promise<void> = Promise.resolve();
+  /** Produces a dead letter; present only when a dead-letter producer was given. */
+  readonly deadLetter?: (message: ConfluentMessage, info: DeadLetterInfo) => Promise<void>;
+
+  /**
+   * A binding that creates its consumer from `kafka` and `config` (not connected yet).
+   * @param kafka the Confluent `KafkaJS.Kafka` client
+   * @param config the consumer configuration (see {@link ConfluentConsumerOptions.config})
+   * @param topics topics to subscribe to
+   * @param options `fromBeginning`, the dead-letter producer, the commit-outcome timeout
+   */
+  constructor(
+    kafka: ConfluentKafka,
+    config: ConfluentConsumerConfig,
+    topics: ReadonlyArray<string | RegExp>,
+    options: {
+      fromBeginning?: boolean;
+      deadLetter?: ConfluentDeadLetterOptions;
+      commitOutcomeTimeoutMs?: number;
+      revokeTimeoutMs?: number;
+    } = {},
+  ) {
+    if (!kafka || typeof (kafka as { consumer?: unknown }).consumer !== "function") {
+      throw new InvalidArgumentError(`kafka must be a Confluent KafkaJS.Kafka client; got ${describe(kafka)}`);
+    }
+    if (!Array.isArray(topics) || topics.length === 0) {
+      throw new InvalidArgumentError(`topics must be a non-empty array of names or RegExps; got ${describe(topics)}`);
+    }
+    for (const t of topics) {
+      if ((typeof t !== "string" && !(t instanceof RegExp)) || t === "") {
+        throw new InvalidArgumentError(`topics must hold topic names (non-empty strings) or RegExps; got ${describe(t)}`);
+      }
+    }
+    const ms = options.commitOutcomeTimeoutMs ?? 60_000;
+    if (typeof ms !== "number" || !(ms > 0)) {
+      throw new InvalidArgumentError(`commitOutcomeTimeoutMs must be a number > 0; got ${describe(ms)}`);
+    }
+    this.#outcomeMs = ms;
+    const revokeMs = options.revokeTimeoutMs ?? 10_000;
+    if (typeof revokeMs !== "number" || !(revokeMs >= 0)) {
+      throw new InvalidArgumentError(`revokeTimeoutMs must be a number ≥ 0; got ${describe(revokeMs)}`);
+    }
+    this.#revokeMs = revokeMs;
+    this.#topics = topics;
+    const final = consumerConfig(config, options.fromBeginning, (err, assignment, fns) => this.#rebalance(err, assignment, fns));
+    this.#earliest = startsEarliest(final);
+    this.#consumer = kafka.consumer(final);
+    if (options.deadLetter) {
+      const dlq = new DeadLetterProducer(options.deadLetter);
+      this.#dlq = dlq;
+      this.deadLetter = (message, info) => dlq.produce(message, info);
+    }
+  }
+
+  /** Partitions of the current assignment. */
+  assignment(): TopicPartition[] {
+    return [...this.#assignment].map((k) => {
+      const i = k.lastIndexOf("\u0000");
+      return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
+    });
+  }
+
+  async start(sink: ClientSink<ConfluentMessage>): Promise<void> {
+    this.#sink = sink;
+    const c = this.#consumer;
+    try {
+      if (this.#dlq) await this.#dlq.connect();
+      await c.connect();
+      const internal = (c as unknown as { _getInternalClient?: () => CommitEventSource & ErrorEventSource & MetadataSource })
+        ._getInternalClient?.();
+      if (!internal || typeof internal.on !== "function" || typeof internal.getMetadata !== "function") {
+        throw new InvalidArgumentError("the Confluent consumer exposes no internal client: @confluentinc/kafka-javascript 1.x is required");
+      }
+      this.#verifier = new CommitVerifier(internal, this.#outcomeMs);
+      // A metadata request answers whether any broker is reachable (no poll needed).
+      this.#outage = new OutageWatch(internal, sink, () =>
+        new Promise<void>((resolve, reject) => internal.getMetadata({ timeout: PROBE_MS }, (err) => (err ? reject(err) : resolve()))));
+      await c.subscribe({ topics: [...this.#topics] });
+    } catch (error) {
+      this.#verifier?.close();
+      this.#outage?.close();
+      await Promise.allSettled([this.#dlq?.disconnect(), c.disconnect()]);
+      throw error;
+    }
+    this.#running = true;
+    await c.run({
+      eachBatchAutoResolve: false,
+      eachBatch: ({ batch, resolveOffset }) => {
+        const messages = batch.messages;
+        const n = messages.length;
+        if (n === 0) return Promise.resolve();
+        const offsets = batchOffsets(messages);
+        const last = batch.lastOffset();
+        const key = tpKey(batch.topic, batch.partition);
+        // Records below the committed offset read at this assignment are covered by an
+        // acknowledged commit: never run them again. The client can start a partition it
+        // owned before at a stale position (its pause seeks back to the last offset it
+        // consumed in an earlier assignment, and seeks queued for a partition it did not
+        // own are applied when it is assigned again).
+        const floor = this.#start.get(key);
+        let from = 0;
+        if (typeof floor === "number" && floor > 0) while (from < n && offsets[from] < floor) from++;
+        if (from === n) {
+          resolveOffset(last); // all of it committed: move on
+          this.#taken.add(key);
+          return Promise.resolve();
+        }
+        const taken = sink.deliver({
+          topic: batch.topic,
+          partition: batch.partition,
+          messages: from === 0 ? messages : messages.slice(from),
+          offsets: from === 0 ? offsets : offsets.subarray(from),
+          next: Number(last) + 1,
+        });
+        // Moves only the fetch position (auto-commit is off). Not resolved: the client seeks back and delivers it again.
+        if (taken) {
+          resolveOffset(last);
+          this.#taken.add(key);
+        }
+        return Promise.resolve();
+      },
+    });
+  }
+
+  pause(partitions: readonly TopicPartition[]): void {
+    if (this.#closed || partitions.length === 0) return;
+    for (const p of partitions) this.#paused.add(tpKey(p.topic, p.partition));
+    try {
+      this.#consumer.pause(groupByTopic(partitions));
+    } catch {
+      // not connected: nothing is fetched anyway
+    }
+  }
+
+  resume(partitions: readonly TopicPartition[]): void {
+    if (this.#closed || this.#stopped || partitions.length === 0) return;
+    // The client's pause drops the records it fetched but did not deliver, and seeks back
+    // only partitions that delivered something: one that delivered nothing yet would go on
+    // past the dropped records. Seek it back to where it starts: its committed offset (or
+    // the reset policy when the group has none). When that is not known (the read at
+    // assignment failed), it stays paused until a read succeeds: a guess (earliest) could
+    // move it behind its committed offset and redo committed records.
+    const now: TopicPartition[] = [];
+    const seeks: Array<{ topic: string; partition: number; offset: string }> = [];
+    for (const p of partitions) {
+      const key = tpKey(p.topic, p.partition);
+      this.#paused.delete(key);
+      if (this.#taken.has(key) || !this.#assignment.has(key)) {
+        now.push(p);
+        continue;
+      }
+      if (!this.#start.has(key)) {
+        this.#recover(p);
+        continue;
+      }
+      now.push(p);
+      const start = this.#start.get(key);
+      if (typeof start === "number") seeks.push({ topic: p.topic, partition: p.partition, offset: String(start) });
+    }
+    if (now.length === 0) return;
+    try {
+      this.#consumer.resume(groupByTopic(now));
+      for (const s of seeks) this.#consumer.seek(s);
+    } catch {
+      // not connected
+    }
+  }
+
+  /** Reads a partition's start again (retrying while it stays assigned), then resumes it there unless paused again since. */
+  #recover(p: TopicPartition): void {
+    const key = tpKey(p.topic, p.partition);
+    if (this.#recovering.has(key)) return;
+    this.#recovering.add(key);
+    const epoch = this.#epoch.get(key);
+    const current = (): boolean => !this.#closed && !this.#stopped && this.#epoch.get(key) === epoch && this.#assignment.has(key);
+    void (async () => {
+      try {
+        for (let attempt = 0; current() && !this.#start.has(key); attempt++) {
+          try {
+            await this.#committed([p]);
+          } catch {
+            await new Promise((r) => setTimeout(r, Math.min(5_000, 500 * (attempt + 1))));
+          }
+        }
+      } finally {
+        this.#recovering.delete(key);
+      }
+      if (current() && !this.#paused.has(key)) this.resume([p]);
+    })();
+  }
+
+  async commit(offsets: readonly CommitOffset[]): Promise<void> {
+    // One commit at a time, each after the one before it settled: a late outcome never
+    // overtakes a newer commit.
+    const run = this.#commitTail.then(() => this.#send(offsets));
+    this.#commitTail = run.then(() => {}, () => {});
+    await run;
+  }
+
+  async #send(offsets: readonly CommitOffset[]): Promise<void> {
+    const verifier = this.#verifier;
+    if (this.#closed || !this.#running || !verifier) throw new Error("the Confluent consumer is not running: nothing was committed");
+    for (const o of offsets) {
+      if (!this.#assignment.has(tpKey(o.topic, o.partition))) {
+        throw new Error(`refusing to commit ${o.topic}/${o.partition}: not in the current assignment`);
+      }
+    }
+    const list = offsets.map((o) => ({
+      topic: o.topic,
+      partition: o.partition,
+      offset: String(o.offset),
+      ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
+    }));
+    // Read back when the outcome is late (e.g. during the awaited rebalance callback, which
+    // holds librdkafka's commit outcome until the client polls again; see confluent_commits.ts).
+    await verifier.commit(offsets, () => this.#consumer.commitOffsets(list), (partitions) => this.#consumer.committed([...partitions], 5_000));
+    this.#outage?.alive(); // the coordinator acknowledged
+  }
+
+  stopFetching(): void {
+    this.#stopped = true;
+    this.pause(this.assignment());
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#consumer.disconnect(); // its final revoke is ignored: the runner committed already
+    } finally {
+      this.#running = false;
+      this.#verifier?.close();
+      this.#outage?.close();
+      if (this.#dlq) await this.#dlq.disconnect();
+    }
+  }
+
+  keyOf(message: ConfluentMessage): string | undefined {
+    const key = message.key;
+    return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
+  }
+
+  /** The committed offsets and metadata of `partitions` (a few tries: a rejection only costs the claims). */
+  async #committed(partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
+    let lastError: unknown;
+    // The assignment each answer is for: one that arrives after the partition was assigned anew is not its start.
+    const epochs = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), this.#epoch.get(tpKey(p.topic, p.partition))]));
+    for (let attempt = 0; attempt < 3 && !this.#closed; attempt++) {
+      try {
+        const answer = await this.#consumer.committed(partitions.map((p) => ({ topic: p.topic, partition: p.partition })), 5_000);
+        return answer.map((p) => {
+          const offset = Number(p.offset);
+          const key = tpKey(p.topic, p.partition);
+          if (this.#assignment.has(key) && epochs.has(key) && epochs.get(key) === this.#epoch.get(key)) {
+            this.#start.set(key, Number.isSafeInteger(offset) && offset >= 0 ? offset : this.#earliest ? -2 : null);
+          }
+          return {
+            topic: p.topic,
+            partition: p.partition,
+            offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
+            metadata: p.metadata,
+          };
+        });
+      } catch (error) {
+        lastError = error;
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
+    throw lastError ?? new Error("the consumer closed before the committed offsets were read");
+  }
+
+  /** The client's rebalance callback, awaited by the client before it applies the change. */
+  async #rebalance(err: ConfluentRebalanceError, assignment: ConfluentTopicPartition[], fns: ConfluentAssignmentFns): Promise<void> {
+    if (this.#closed || !this.#sink) return; // the close's own revoke: the runner already committed
+    const internal = (this.#consumer as unknown as { _getInternalClient?: () => { rebalanceProtocol?: () => string } })._getInternalClient?.();
+    const protocol = internal?.rebalanceProtocol?.();
+    if (protocol === "COOPERATIVE") this.#eager = false;
+    else if (protocol === "EAGER") this.#eager = true;
+    const partitions: TopicPartition[] = assignment.map((p) => ({ topic: p.topic, partition: p.partition }));
+    if (err.code === ASSIGN) {
+      this.#outage?.alive(); // the group coordinator answered
+      const added = partitions.filter((p) => !this.#assignment.has(tpKey(p.topic, p.partition)));
+      if (this.#eager) this.#assignment = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
+      else for (const p of added) this.#assignment.add(tpKey(p.topic, p.partition));
+      const fresh = this.#eager ? partitions : added;
+      for (const p of fresh) {
+        const key = tpKey(p.topic, p.partition);
+        this.#taken.delete(key);
+        this.#start.delete(key);
+        this.#paused.delete(key);
+        this.#epoch.set(key, (this.#epoch.get(key) ?? 0) + 1);
+      }
+      // Stale pauses of partitions new to this assignment go; the runner pauses anew what it
+      // needs. No seek: a fresh partition starts at its committed offset (or the reset
+      // policy), and a seek queued now to a guessed start (earliest) could land after the
+      // client's own positioning and redo committed records.
+      if (fresh.length > 0 && !this.#closed) {
+        try {
+          this.#consumer.resume(groupByTopic(fresh));
+        } catch {
+          // not connected
+        }
+      }
+      const committed = fresh.length > 0 && !this.#stopped ? this.#committed(fresh) : undefined;
+      this.#sink.assigned(fresh, committed, !this.#eager);
+      if (this.#stopped) this.pause(fresh);
+    } else if (err.code === REVOKE) {
+      if (fns.assignmentLost()) {
+        this.#sink.lost(partitions);
+      } else {
+        // Awaited by the client: the partitions leave only after the drain and its commit (bounded).
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          this.#sink.revoking(partitions).catch(() => {}),
+          new Promise<void>((r) => (timer = setTimeout(r, this.#revokeMs))),
+        ]);
+        clearTimeout(timer);
+      }
+      for (const p of partitions) this.#assignment.delete(tpKey(p.topic, p.partition));
+    } else {
+      // A rebalance error: the client unassigns; whatever was assigned is no longer ours.
+      this.#sink.lost(partitions.length > 0 ? partitions : undefined);
+      this.#assignment = new Set();
+    }
+  }
+}
+
