@@ -12,6 +12,7 @@ import type { Lane } from "./dispatcher.ts";
 import type { ConsumerLife } from "./lifecycle.ts";
 import type { EventHub } from "./metrics.ts";
 import { tpKey } from "./partition_key.ts";
+import { sleep } from "./sleep.ts";
 import { type CompletedSet, decodeCompletedSet, unionOfClaims } from "../tracker/completed_set.ts";
 import type { Frontier } from "../tracker/frontier.ts";
 
@@ -28,6 +29,13 @@ export interface ClaimInputs<M> {
   /** Exactly-once mode: only a committed transaction proves a record's outputs exist, so this consumer's own memory is not used. */
   readonly transactional: boolean;
 }
+
+/**
+ * How long a read of the committed offsets at assignment may take before the lanes run
+ * without the earlier owners' claims (records redone, never skipped): a read that hangs (a
+ * coordinator still loading its offsets) costs the claims, not the partition.
+ */
+export const CLAIM_READ_MS = 5_000;
 
 /** Reads the claims of new lanes and holds them until they are known. */
 export class Claims<M> {
@@ -49,15 +57,27 @@ export class Claims<M> {
 
   /**
    * Holds `lanes` until `committed` (their committed offsets and metadata) is read, then
-   * decodes their claims ({@link decode}). A failed read leaves this consumer's own memory
-   * as the only claim, and releases them.
+   * decodes their claims ({@link decode}). A read that fails, or takes longer than the
+   * bound, leaves this consumer's own memory as the only claim, and releases them; an
+   * answer after the bound is not used (a record may already have run).
    */
   read(lanes: readonly Lane<M>[], committed: Promise<readonly CommittedPosition[]>): void {
     // Held until the claims are read: no batch is registered before its claim is known.
     this.hold(lanes);
-    committed.then(
+    const bound = sleep(CLAIM_READ_MS);
+    const read = Promise.race([
+      committed,
+      bound.promise.then((): never => {
+        throw new Error(`the committed offsets were not read within ${CLAIM_READ_MS} ms`);
+      }),
+    ]);
+    void read.then(bound.cancel, bound.cancel);
+    void committed.catch(() => {}); // a rejection after the bound: not used
+    read.then(
       (positions) => this.decode(lanes, positions),
       (error: unknown) => {
+        // Only lanes still waiting for it care (a revoke may have ended them meanwhile).
+        if (lanes.every((l) => l.ended || !l.held)) return;
         this.#in.events.emit("error", { kind: "committed-read", error });
         for (const lane of lanes) {
           const mine = lane.ended ? undefined : this.#in.frontier.recall(lane.topic, lane.partition);

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type ClaimEvent, type CommitOffset, type CommittedPosition, ParallelConsumer } from "../../core/mod.ts";
+import { CLAIM_READ_MS } from "../../core/consumer/claims.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 const one = [{ topic: "t", partition: 0 }];
@@ -17,23 +18,28 @@ function lastCommit(client: MemoryClient): CommitOffset {
   throw new Error("no commit of t/0");
 }
 
+/** A first owner's commit of t/0 at 3 whose completed set says 4..19 finished (offset 3 never does). */
+async function firstOwnerCommit(): Promise<CommitOffset> {
+  const a = new MemoryClient();
+  const ca = new ParallelConsumer<Msg>(a, {
+    engine: "wasm",
+    ordering: "unordered",
+    concurrency: 8,
+    handler: (m) => (m.offset === 3 ? new Promise(() => {}) : undefined),
+  });
+  await ca.start();
+  a.sink.assigned(one);
+  a.deliver("t", 0, range(0, 20));
+  await until(() => a.committed.get("t/0") === 3 && lastCommit(a).metadata !== undefined, 2_000, "A's commit at 3");
+  const committed = lastCommit(a);
+  assert.equal(committed.offset, 3);
+  void ca.shutdown(10); // the stuck record stays unfinished
+  return committed;
+}
+
 describe("runner: completed sets across a handover", () => {
   test("the next owner skips what the first finished above its commit, and runs the rest", async () => {
-    // First owner: offset 3 never finishes; everything else of 0..19 does.
-    const a = new MemoryClient();
-    const ca = new ParallelConsumer<Msg>(a, {
-      engine: "wasm",
-      ordering: "unordered",
-      concurrency: 8,
-      handler: (m) => (m.offset === 3 ? new Promise(() => {}) : undefined),
-    });
-    await ca.start();
-    a.sink.assigned(one);
-    a.deliver("t", 0, range(0, 20));
-    await until(() => a.committed.get("t/0") === 3 && lastCommit(a).metadata !== undefined, 2_000, "A's commit at 3");
-    const committed = lastCommit(a);
-    assert.equal(committed.offset, 3);
-    void ca.shutdown(10); // the stuck record stays unfinished
+    const committed = await firstOwnerCommit();
 
     // Second owner, handed A's commit. Its handler records what runs.
     const b = new MemoryClient();
@@ -98,6 +104,32 @@ describe("runner: completed sets across a handover", () => {
     assert.deepEqual(kinds, ["committed-read"]);
     assert.ok(b.deliver("t", 0, range(0, 4)));
     await until(() => ran.length === 4, 1_000, "all ran");
+    await cb.shutdown();
+  });
+
+  test("a read of the committed offsets that does not answer within the bound only costs the claims; a late answer is not used", async () => {
+    const committed = await firstOwnerCommit();
+    const b = new MemoryClient();
+    const ran: number[] = [];
+    const kinds: string[] = [];
+    let answer!: (p: readonly CommittedPosition[]) => void;
+    const cb = new ParallelConsumer<Msg>(b, {
+      engine: "js",
+      handler: (m) => void ran.push(m.offset),
+      on: { error: (e) => kinds.push(e.kind) },
+    });
+    await cb.start();
+    b.sink.assigned(one, new Promise((r) => (answer = r)));
+    assert.ok(b.paused.has("t/0"), "held while the read is out");
+    await until(() => !b.paused.has("t/0"), CLAIM_READ_MS + 3_000, "released after the bound");
+    assert.deepEqual(kinds, ["committed-read"]);
+    // The answer arrives late: its claim (4..19 finished) must not skip anything now.
+    answer([{ topic: "t", partition: 0, offset: committed.offset, metadata: committed.metadata }]);
+    await sleep(10);
+    assert.ok(b.deliver("t", 0, range(3, 17)));
+    await until(() => ran.length === 17, 1_000, "all ran");
+    assert.equal(cb.metrics().skipped, 0);
+    assert.deepEqual(kinds, ["committed-read"]);
     await cb.shutdown();
   });
 
