@@ -171,13 +171,17 @@ export class Rebalance<M> {
     if (partitions) {
       // A client that names the revoked partitions (cooperative): end them now.
       const finals: PartitionCommit[] = [];
+      const ended: Lane<M>[] = [];
       for (const lane of lanes) {
+        // Ended during the drain (lost, reset or replaced): whoever ended it dealt with its
+        // producer, and a lane assigned again meanwhile holds the partition's producer now.
         if (lane.ended) continue;
         const f = frontier.revoke(lane.topic, lane.partition);
         if (f && !tx) finals.push(f); // transactional: the flush above was the final transaction
         dispatcher.removeLane(lane);
+        ended.push(lane);
       }
-      if (tx) tx.release(lanes);
+      if (tx && ended.length > 0) tx.release(ended);
       if (finals.length > 0) {
         scheduler.addFinal(finals);
         await scheduler.flush();

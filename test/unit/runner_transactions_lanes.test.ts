@@ -1,0 +1,126 @@
+// The exactly-once mode's producers per lane, over a transactional port whose opens wait
+// until the test settles them (or their signal aborts, as the KafkaJS port's retry loop
+// does): a cooperative revoke releases the producers of exactly the lanes it ended, never
+// the producer of a lane assigned again meanwhile.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+  type CommittedPosition,
+  type ErrorEvent,
+  type OpenPartition,
+  ParallelConsumer,
+  type PartitionTransaction,
+  type TopicPartition,
+  type TransactionalPort,
+  type TransactionOutcome,
+} from "../../core/mod.ts";
+import { MemoryClient, type Msg, until } from "./runner_client.ts";
+
+const tp = (partition: number): TopicPartition => ({ topic: "t", partition });
+const names = (ps: readonly TopicPartition[]): string[] => ps.map((p) => `${p.topic}/${p.partition}`).sort();
+
+/** One call of `open`: pending until the test resolves it or its signal aborts. */
+interface PendingOpen {
+  readonly partitions: readonly OpenPartition[];
+  readonly signal: AbortSignal;
+  settled: boolean;
+  resolve(): void;
+}
+
+/** Records opens, transactions and releases; opens wait for the test. */
+class WaitingPort implements TransactionalPort {
+  readonly opens: PendingOpen[] = [];
+  readonly released: string[] = [];
+  readonly committed: PartitionTransaction[] = [];
+  /** Opens resolve at once (no waiting). */
+  eager = false;
+
+  open(partitions: readonly OpenPartition[], signal: AbortSignal): Promise<readonly CommittedPosition[]> {
+    return new Promise((resolve, reject) => {
+      const positions = partitions.map((p) => ({ topic: p.topic, partition: p.partition, offset: undefined, metadata: undefined }));
+      const o: PendingOpen = {
+        partitions: [...partitions],
+        signal,
+        settled: false,
+        resolve: () => {
+          if (o.settled) return;
+          o.settled = true;
+          resolve(positions);
+        },
+      };
+      this.opens.push(o);
+      if (signal.aborted) {
+        o.settled = true;
+        reject(new Error("the partitions ended before their producers were open"));
+        return;
+      }
+      signal.addEventListener("abort", () => {
+        if (o.settled) return;
+        o.settled = true;
+        reject(new Error("the partitions ended before their producers were open"));
+      }, { once: true });
+      if (this.eager) o.resolve();
+    });
+  }
+
+  /** The opens still running (neither resolved nor stopped by their signal). */
+  running(): PendingOpen[] {
+    return this.opens.filter((o) => !o.settled);
+  }
+
+  commit(txs: readonly PartitionTransaction[]): Promise<readonly TransactionOutcome[]> {
+    this.committed.push(...txs);
+    return Promise.resolve(txs.map(() => ({ ok: true as const })));
+  }
+
+  release(partitions: readonly TopicPartition[]): Promise<void> {
+    this.released.push(...names(partitions));
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+function consumer(client: MemoryClient, port: WaitingPort, errors: ErrorEvent[], handler: (m: Msg) => void | Promise<void> = () => {}) {
+  return new ParallelConsumer<Msg>(client, {
+    engine: "js",
+    ordering: "unordered",
+    transactional: { port },
+    commit: { intervalMs: 5 },
+    drainTimeoutMs: 2_000,
+    on: { error: (e) => errors.push(e) },
+    handler,
+  });
+}
+
+describe("runner: exactly-once producers per lane", () => {
+  test("a cooperative revoke releases the producers of the lanes it ends, not of a lane assigned again during the drain", async () => {
+    const client = new MemoryClient();
+    const port = new WaitingPort();
+    port.eager = true;
+    const errors: ErrorEvent[] = [];
+    let unblock!: () => void;
+    const blocked = new Promise<void>((r) => (unblock = r));
+    const c = consumer(client, port, errors, (m) => (m.offset === 0 ? blocked : undefined));
+    await c.start();
+    client.sink.assigned([tp(0), tp(1)], undefined, true);
+    await until(() => !client.paused.has("t/0") && !client.paused.has("t/1"), 1_000, "opened");
+    assert.ok(client.deliver("t", 0, [0]));
+    // Both revoked; t/0 drains (its record runs), is lost meanwhile and assigned again.
+    const revoke = client.sink.revoking([tp(0), tp(1)]);
+    client.sink.lost([tp(0)]);
+    assert.deepEqual(port.released.sort(), ["t/0"], "the lost lane's producer is released");
+    client.sink.assigned([tp(0)], undefined, true);
+    await until(() => !client.paused.has("t/0"), 1_000, "t/0 opened again");
+    const opened = port.opens.length;
+    unblock();
+    await revoke;
+    assert.deepEqual(port.released.sort(), ["t/0", "t/1"], "the revoke releases t/1 only: t/0's producer is the new lane's");
+    assert.equal(port.opens.length, opened, "nothing reopened");
+    assert.ok(client.deliver("t", 0, [1, 2]), "the new t/0 lane takes batches");
+    await until(() => port.committed.some((t) => t.partition === 0 && t.offset === 3), 1_000, "a transaction at 3");
+    await c.shutdown(100);
+  });
+});
