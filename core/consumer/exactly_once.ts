@@ -155,18 +155,40 @@ export class ExactlyOnce<M> {
    */
   open(lanes: readonly Lane<M>[], fallbacks: ReadonlyMap<string, number>): void {
     if (lanes.length === 0) return;
+    this.#in.claims.hold(lanes);
+    this.#open(lanes, fallbacks);
+  }
+
+  /**
+   * One open of `lanes` (held). It stops as soon as any of them ends: the port must not go
+   * on taking authority over (fencing the next owner of) a partition that is no longer
+   * ours. The lanes still live then open again on their own.
+   */
+  #open(lanes: readonly Lane<M>[], fallbacks: ReadonlyMap<string, number>): void {
     const { claims, events } = this.#in;
-    claims.hold(lanes);
     const parts = lanes.map((l) => {
-      const key = tpKey(l.topic, l.partition);
-      const fallback = fallbacks.get(key);
+      const fallback = fallbacks.get(tpKey(l.topic, l.partition));
       return { topic: l.topic, partition: l.partition, kept: false, ...(fallback !== undefined ? { fallback } : {}) };
     });
-    this.port.open(parts, lanes[0].controller.signal).then(
-      (positions) => claims.decode(lanes, positions),
+    const stop = new AbortController();
+    const ended = (): void => stop.abort(new Error("a partition ended before its producer was open"));
+    for (const l of lanes) l.controller.signal.addEventListener("abort", ended, { once: true });
+    const settled = (): void => {
+      for (const l of lanes) l.controller.signal.removeEventListener("abort", ended);
+    };
+    if (lanes.some((l) => l.controller.signal.aborted)) ended();
+    this.port.open(parts, stop.signal).then(
+      (positions) => {
+        settled();
+        claims.decode(lanes, positions);
+      },
       (error: unknown) => {
-        // Only when the lanes ended (the port retries otherwise): nothing to release.
-        if (lanes.some((l) => !l.ended)) events.emit("error", { kind: "committed-read", error });
+        settled();
+        const live = lanes.filter((l) => !l.controller.signal.aborted);
+        // Stopped because some lanes ended: the others open without them.
+        if (stop.signal.aborted && live.length > 0 && live.length < lanes.length) this.#open(live, fallbacks);
+        // The port gave up otherwise (it retries until the signal aborts, e.g. it was closed): nothing to release.
+        else if (lanes.some((l) => !l.ended)) events.emit("error", { kind: "committed-read", error });
       },
     );
   }

@@ -1,7 +1,8 @@
 // The exactly-once mode's producers per lane, over a transactional port whose opens wait
 // until the test settles them (or their signal aborts, as the KafkaJS port's retry loop
-// does): a cooperative revoke releases the producers of exactly the lanes it ended, never
-// the producer of a lane assigned again meanwhile.
+// does): an open stops for exactly the lanes that ended while it ran, and a cooperative
+// revoke releases the producers of exactly the lanes it ended, never the producer of a
+// lane assigned again meanwhile.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
@@ -96,6 +97,34 @@ function consumer(client: MemoryClient, port: WaitingPort, errors: ErrorEvent[],
 }
 
 describe("runner: exactly-once producers per lane", () => {
+  for (const gone of [0, 1]) {
+    test(`an open stops for the lane that ended (partition ${gone} of 2) and carries on for the other`, async () => {
+      const client = new MemoryClient();
+      const port = new WaitingPort();
+      const errors: ErrorEvent[] = [];
+      const c = consumer(client, port, errors);
+      await c.start();
+      client.sink.assigned([tp(0), tp(1)]);
+      assert.equal(port.opens.length, 1);
+      assert.deepEqual(names(port.opens[0].partitions), ["t/0", "t/1"]);
+      const kept = 1 - gone;
+      client.sink.lost([tp(gone)]);
+      // No open runs on for the ended partition (it would fence its next owner) ...
+      await until(() => port.running().every((o) => !names(o.partitions).includes(`t/${gone}`)), 1_000, `no open for t/${gone}`);
+      // ... and one still runs for the other, which stays held until it is open.
+      const left = port.running();
+      assert.equal(left.length, 1, "one open still runs");
+      assert.deepEqual(names(left[0].partitions), [`t/${kept}`]);
+      assert.ok(client.paused.has(`t/${kept}`), "held until its producer is open");
+      left[0].resolve();
+      await until(() => !client.paused.has(`t/${kept}`), 1_000, `t/${kept} released`);
+      assert.ok(client.deliver("t", kept, [0, 1, 2]), "the kept partition takes batches");
+      await until(() => port.committed.some((t) => t.partition === kept && t.offset === 3), 1_000, "a transaction at 3");
+      assert.deepEqual(errors.filter((e) => e.kind === "committed-read"), [], "no committed-read error: the kept lane opened");
+      await c.shutdown(100);
+    });
+  }
+
   test("a cooperative revoke releases the producers of the lanes it ends, not of a lane assigned again during the drain", async () => {
     const client = new MemoryClient();
     const port = new WaitingPort();
