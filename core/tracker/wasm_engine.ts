@@ -84,7 +84,7 @@ interface Exports {
 const CHUNK = 65_536;
 
 // Tracker struct fields the JS fast path copies (#sync), as Int32Array indices relative to
-// `t >>> 2` (byte offsets in assembly/engine.ts: LO 0 (f64), LEN 8, MASK 12, BITS 16,
+// `t >>> 2` (byte offsets in assembly/layout.ts: LO 0 (f64), LEN 8, MASK 12, BITS 16,
 // BLOCKED 20, HEAD 24 (the low word of an i64)). Structs and ring blocks come from the
 // engine's allocator (assembly/alloc.ts), which aligns every block to 16 bytes: `t >>> 3`
 // indexes LO in a Float64Array, and a 64-bit bitmap word is the two Int32Array slots `2w`
