@@ -209,7 +209,8 @@ async function repeatTakingTurns(runtime, repeated) {
 }
 
 /** The files this suite runs (for the "uncommitted changes" note of a result). */
-const SUITE_FILES = ["subject.ts", "rows.ts", "data.ts", "measure.ts", "scenarios.ts", "suite.ts", "micro.ts", "codec.bench.ts", "run.mjs", "report.mjs", "baselines"]
+const SUITE_FILES = ["subject.ts", "rows.ts", "data.ts", "measure.ts", "scenario_kit.ts", "scenarios.ts", "scenarios_order.ts",
+  "scenarios_gaps.ts", "scenarios_consumer.ts", "scenarios_memory.ts", "suite.ts", "micro.ts", "codec.bench.ts", "run.mjs", "report.mjs", "baselines"]
   .map((f) => `bench/${f}`);
 
 function machine() {
