@@ -128,24 +128,34 @@ export class ExactlyOnce<M> {
   /**
    * A failed transaction: its partitions start over like a fresh assignment (tracker and
    * ready outputs discarded, producer replaced, committed offsets read again, fetching
-   * sought back). `confirmed` restarts from the broker's committed offset.
+   * sought back). `confirmed` restarts from the broker's committed offset. A partition
+   * being revoked (draining while the consumer is live) does not start over: it ends
+   * here and its producer is released; its next owner (this consumer too, should the
+   * next assignment keep it) redoes the records from the committed offset.
    */
   #reset(lanes: readonly Lane<M>[]): void {
     const { dispatcher, frontier, life } = this.#in;
     const fresh: Lane<M>[] = [];
+    const leaving: Lane<M>[] = [];
     const fallbacks = new Map<string, number>();
     for (const lane of lanes) {
       if (lane.ended || dispatcher.lane(lane.topic, lane.partition) !== lane) continue;
+      const revoked = life.live && lane.state === "draining";
       const origin = lane.tracker.origin;
       if (origin !== undefined) fallbacks.set(tpKey(lane.topic, lane.partition), origin);
       frontier.lose(lane.topic, lane.partition);
       dispatcher.removeLane(lane);
       this.stage.drop(lane);
+      this.m.resets++;
+      if (revoked) {
+        leaving.push(lane);
+        continue;
+      }
       const next = dispatcher.addLane(lane.topic, lane.partition, frontier.assign(lane.topic, lane.partition));
       if (!life.live) dispatcher.stopLane(next, "draining");
       fresh.push(next);
-      this.m.resets++;
     }
+    if (leaving.length > 0) this.release(leaving);
     if (fresh.length > 0) this.open(fresh, fallbacks);
   }
 

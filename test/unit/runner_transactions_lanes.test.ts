@@ -1,8 +1,9 @@
 // The exactly-once mode's producers per lane, over a transactional port whose opens wait
 // until the test settles them (or their signal aborts, as the KafkaJS port's retry loop
-// does): an open stops for exactly the lanes that ended while it ran, and a cooperative
+// does): an open stops for exactly the lanes that ended while it ran, a cooperative
 // revoke releases the producers of exactly the lanes it ended, never the producer of a
-// lane assigned again meanwhile.
+// lane assigned again meanwhile, and a transaction that fails during a revoke's drain
+// ends its partition rather than opening it again.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
@@ -35,6 +36,9 @@ class WaitingPort implements TransactionalPort {
   readonly committed: PartitionTransaction[] = [];
   /** Opens resolve at once (no waiting). */
   eager = false;
+  /** Commits wait until the test settles them (`true`: committed, `false`: aborted). */
+  holdCommits = false;
+  readonly heldCommits: Array<(ok: boolean) => void> = [];
 
   open(partitions: readonly OpenPartition[], signal: AbortSignal): Promise<readonly CommittedPosition[]> {
     return new Promise((resolve, reject) => {
@@ -70,8 +74,12 @@ class WaitingPort implements TransactionalPort {
   }
 
   commit(txs: readonly PartitionTransaction[]): Promise<readonly TransactionOutcome[]> {
-    this.committed.push(...txs);
-    return Promise.resolve(txs.map(() => ({ ok: true as const })));
+    const settle = (ok: boolean): readonly TransactionOutcome[] => {
+      if (ok) this.committed.push(...txs);
+      return txs.map(() => (ok ? { ok: true as const } : { ok: false as const, fenced: false, error: new Error("simulated abort") }));
+    };
+    if (!this.holdCommits) return Promise.resolve(settle(true));
+    return new Promise((resolve) => this.heldCommits.push((ok) => resolve(settle(ok))));
   }
 
   release(partitions: readonly TopicPartition[]): Promise<void> {
@@ -152,4 +160,37 @@ describe("runner: exactly-once producers per lane", () => {
     await until(() => port.committed.some((t) => t.partition === 0 && t.offset === 3), 1_000, "a transaction at 3");
     await c.shutdown(100);
   });
+
+  for (const cooperative of [true, false]) {
+    test(`a transaction that fails during a revoke's drain ends the partition instead of opening it again (${cooperative ? "cooperative" : "eager"})`, async () => {
+      const client = new MemoryClient();
+      const port = new WaitingPort();
+      port.eager = true;
+      const errors: ErrorEvent[] = [];
+      const c = consumer(client, port, errors);
+      await c.start();
+      client.sink.assigned([tp(0)], undefined, cooperative);
+      await until(() => !client.paused.has("t/0"), 1_000, "opened");
+      port.holdCommits = true;
+      assert.ok(client.deliver("t", 0, [0, 1, 2]));
+      await until(() => port.heldCommits.length > 0, 1_000, "a transaction in flight");
+      const revoke = client.sink.revoking(cooperative ? [tp(0)] : undefined);
+      port.heldCommits.shift()!(false); // the transaction in flight when the revoke began aborts
+      await until(() => port.released.includes("t/0"), 1_000, "t/0 released");
+      port.holdCommits = false;
+      while (port.heldCommits.length > 0) port.heldCommits.shift()!(true);
+      await revoke;
+      assert.equal(port.opens.length, 1, "the partition being revoked is not opened (fenced) again");
+      assert.deepEqual(port.released, ["t/0"], "its producer is released once");
+      assert.equal(client.deliver("t", 0, [0, 1, 2]), false, "no lane takes the revoked partition's batches");
+      assert.equal(c.metrics().transactions!.resets, 1);
+      // The next assignment keeps it: it opens anew and redoes the records from the committed offset.
+      client.sink.assigned([tp(0)], undefined, cooperative);
+      await until(() => !client.paused.has("t/0"), 1_000, "opened again");
+      assert.equal(port.opens.length, 2);
+      assert.ok(client.deliver("t", 0, [0, 1, 2]), "the new lane takes the batch again");
+      await until(() => port.committed.some((t) => t.partition === 0 && t.offset === 3), 1_000, "a transaction at 3");
+      await c.shutdown(100);
+    });
+  }
 });
