@@ -34,7 +34,7 @@
  *
  * @module
  */
-import { ClusterRefusedError, type RefusalKind } from "../core/errors.ts";
+import { ClusterRefusedError, InvalidArgumentError, type RefusalKind } from "../core/errors.ts";
 import { type OutageSink, outageCode } from "./confluent_outage.ts";
 
 /** A client of the Confluent package that connects once: the consumer or the dead-letter producer. */
@@ -199,7 +199,7 @@ export class ConfluentStart<C extends Connectable> {
    * connected then. Call it once.
    */
   async connect(): Promise<C | undefined> {
-    if (this.#connecting) throw new Error("ConfluentStart.connect() was already called");
+    if (this.#connecting) throw new InvalidArgumentError("ConfluentStart.connect() was already called: a start connects once");
     this.#connecting = true;
     const { sink } = this.#o;
     const signals = [sink.signal, this.#closing.signal];

@@ -75,7 +75,7 @@ describe("ConfluentStart", () => {
     const { start, consumers, reports } = setup({ producer });
     const connecting = start.connect();
     await until(() => reports.length >= 2);
-    assert.ok(reports.every((r) => r === "unavailable -195"), JSON.stringify(reports));
+    assert.ok(reports.every((r): boolean => r === "unavailable -195"), JSON.stringify(reports));
     consumers[0].settle!(unreachable); // librdkafka's metadata timeout
     await until(() => consumers.length === 2 && consumers[1].log.includes("connect"));
     assert.deepEqual(consumers[0].log, ["connect", "disconnect"], "the failed consumer is left disconnected before the next attempt");
