@@ -25,7 +25,9 @@
  *   client's 30 s connect timeout: a second attempt), reports failed attempts, and once the
  *   broker is back finishes every record with committed = end; (7) no broker,
  *   `cluster.maxUnavailableMs: 5000`: `start()` rejects within the bound plus a second with a
- *   `ClusterUnavailableError`; (8) an abort while `start()` waits ends it within a second.
+ *   `ClusterUnavailableError`; (8) an abort while `start()` waits ends it within a second;
+ *   (9) a wrong SASL password (a broker with a SASL_PLAINTEXT listener) is not waited out:
+ *   `start()` rejects with a `ClusterRefusedError` of kind `authentication`.
  *
  * Uses this runtime's adapter (`adapters/node.ts`, `bun.ts` or `deno.ts`). Runs
  * unchanged under `node --import tsx --test`, `bun test` and `deno test -A`.
@@ -39,7 +41,7 @@ import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/ka
 import { ClusterRefusedError, ClusterUnavailableError } from "../../core/errors.ts";
 import { committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
 import { asObject, consumerConfig, kafka as loggingKafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
-import { bindings } from "./bindings.ts";
+import { bindings, confluentConfig, loadConfluent } from "./bindings.ts";
 
 /** A KafkaJS client that keeps quiet about the outage's connection errors (KAFKAJS_LOG=… to see them). */
 function kafka(brokers: string, retry?: RetryOptions): Kafka {
@@ -368,6 +370,48 @@ for (const binding of bindings().filter((b) => b.name === "confluent")) {
       console.log(`# outage (${runtime()}, ${binding.name}): started ${outageMs} ms into an outage; ${seen.processed.size} of 1000 records, ${seen.unavailable} unavailable events`);
     } finally {
       controller.abort();
+      await broker.stop();
+    }
+  });
+
+  test(`(${runtime()}, ${binding.name}) failed SASL authentication is not waited out: start() rejects with a ClusterRefusedError`, { timeout: 120_000 }, async () => {
+    const broker = await startBroker({ saslPlain: { username: "alice", password: "right" } });
+    try {
+      const sasl = broker.saslBrokers!;
+      const { KafkaJS } = loadConfluent();
+      const { createConfluentConsumer } = await import("../../adapters/confluent.ts");
+      const topic = unique("outage-confluent-sasl");
+      await createTopic(broker.brokers, topic, 1);
+      const consumer = (password: string) =>
+        createConfluentConsumer({
+          kafka: new KafkaJS.Kafka({ kafkaJS: { brokers: [sasl], logLevel: KafkaJS.logLevel.NOTHING } }),
+          config: {
+            ...confluentConfig(unique("outage-confluent-sasl-group"), "consumer"),
+            "security.protocol": "sasl_plaintext",
+            "sasl.mechanisms": "PLAIN",
+            "sasl.username": "alice",
+            "sasl.password": password,
+          },
+          topics: [topic],
+          handler: async () => {},
+        });
+      // The listener works: the right password starts.
+      const ok = consumer("right");
+      await ok.start();
+      assert.equal(ok.state, "running");
+      await ok.shutdown();
+      const t0 = Date.now();
+      const refused = consumer("wrong");
+      const seen = newSeen();
+      refused.on("unavailable", () => void seen.unavailable++);
+      await assert.rejects(refused.start(), (e: unknown) => {
+        assert.ok(e instanceof ClusterRefusedError, `a ClusterRefusedError, got ${String(e)}`);
+        assert.equal(e.kind, "authentication");
+        return true;
+      });
+      await assert.rejects(refused.done, ClusterRefusedError);
+      note(`${binding.name}: SASL refusal after ${Date.now() - t0} ms (${seen.unavailable} unavailable events before it)`);
+    } finally {
       await broker.stop();
     }
   });
