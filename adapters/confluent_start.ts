@@ -280,7 +280,12 @@ export class ConfluentStart<C extends Connectable> {
       connecting = Promise.reject(error);
     }
     const settled = outcomeOf(connecting);
-    const internal = this.#o.internal(consumer);
+    const found = this.#o.internal(consumer);
+    // Only a client that has what is asked of it (a fake or another version may not): else the connect alone decides.
+    const internal = found && typeof found.on === "function" && typeof found.removeListener === "function" &&
+        typeof found.getMetadata === "function"
+      ? found
+      : undefined;
     const refused = new AbortController();
     let refusal: ClusterRefusedError | undefined;
     const listener = (err: unknown): void => {
