@@ -22,7 +22,8 @@
  *   rebalance callback runs) is replaced by reading the committed offsets back (see
  *   `confluent_commits.ts`);
  * - broker outages reach the runner (`unavailable` / `available`) from librdkafka's error
- *   events, probes and signs of life (see `confluent_outage.ts`);
+ *   events, probes and signs of life (see `confluent_outage.ts`); a start waits out an
+ *   unreachable cluster, connecting a fresh consumer per attempt (see `confluent_start.ts`);
  * - dead letters go through a producer of the client (`acks` all, the default).
  *
  * @module
@@ -35,6 +36,7 @@ import { type CommitEventSource, CommitVerifier } from "./confluent_commits.ts";
 import { consumerConfig, startsEarliest } from "./confluent_config.ts";
 import { type ConfluentDeadLetterOptions, DeadLetterProducer } from "./confluent_dead_letter.ts";
 import { type ErrorEventSource, OutageWatch } from "./confluent_outage.ts";
+import { ConfluentStart, type ProbedClient } from "./confluent_start.ts";
 import type {
   ConfluentAssignmentFns,
   ConfluentConsumer,
@@ -61,7 +63,9 @@ const REVOKE = -174; // librdkafka ERR__REVOKE_PARTITIONS
  * call `createConfluentConsumer` (`offset-frontier/confluent`) instead.
  */
 export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
-  readonly #consumer: ConfluentConsumer;
+  #consumer: ConfluentConsumer; // replaced only by the start: a consumer connects once
+  readonly #create: () => ConfluentConsumer;
+  #starting: ConfluentStart<ConfluentConsumer> | undefined; // while the start waits for the cluster
   readonly #topics: ReadonlyArray<string | RegExp>;
   readonly #dlq: DeadLetterProducer | undefined;
   readonly #outcomeMs: number;
@@ -135,7 +139,8 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     this.#topics = topics;
     const final = consumerConfig(config, options.fromBeginning, (err, assignment, fns) => this.#rebalance(err, assignment, fns));
     this.#earliest = startsEarliest(final);
-    this.#consumer = kafka.consumer(final);
+    this.#create = () => kafka.consumer(final);
+    this.#consumer = this.#create();
     if (options.deadLetter) {
       const dlq = new DeadLetterProducer(options.deadLetter);
       this.#dlq = dlq;
@@ -153,10 +158,29 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
 
   async start(sink: ClientSink<ConfluentMessage>): Promise<void> {
     this.#sink = sink;
-    const c = this.#consumer;
+    // Waits out an unreachable cluster (a fresh consumer per attempt); refusals reject.
+    const starting = new ConfluentStart({
+      first: this.#consumer,
+      create: this.#create,
+      internal: (consumer) => (consumer as unknown as { _getInternalClient?: () => ProbedClient | undefined })._getInternalClient?.(),
+      ...(this.#dlq ? { producer: this.#dlq } : {}),
+      sink,
+      topics: this.#topics.filter((t): t is string => typeof t === "string"),
+      probeMs: PROBE_MS,
+    });
+    this.#starting = starting;
+    if (this.#closed) starting.close();
+    const connected = await starting.connect();
+    if (!connected) return; // stopped while waiting: close() (or the start) disconnects what an attempt left connecting
+    this.#starting = undefined;
+    this.#consumer = connected;
+    if (this.#closed) {
+      // close() came as it connected (it left the disconnect to the start)
+      await Promise.allSettled([connected.disconnect(), this.#dlq?.disconnect()]);
+      return;
+    }
+    const c = connected;
     try {
-      if (this.#dlq) await this.#dlq.connect();
-      await c.connect();
       const internal = (c as unknown as { _getInternalClient?: () => CommitEventSource & ErrorEventSource & MetadataSource })
         ._getInternalClient?.();
       if (!internal || typeof internal.on !== "function" || typeof internal.getMetadata !== "function") {
@@ -316,6 +340,11 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#starting) {
+      // Still waiting for the cluster: a pending attempt is disconnected once it settles (in the background).
+      this.#starting.close();
+      return;
+    }
     try {
       await this.#consumer.disconnect(); // its final revoke is ignored: the runner committed already
     } finally {

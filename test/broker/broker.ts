@@ -65,6 +65,8 @@ export interface Broker {
    * (`PROXIED`) binds, which a proxy on the advertised port forwards to.
    */
   proxiedPort?: number;
+  /** With {@link BrokerOptions.saslPlain}: the bootstrap address of the SASL listener, `"127.0.0.1:PORT"`. */
+  saslBrokers?: string;
   /** Whether the broker JVM is running now (false between `kill()` and `restart()`). */
   readonly running: boolean;
   /** SIGTERM the broker (SIGKILL if it lingers), wait for it to exit, remove `dataDir`. */
@@ -96,6 +98,12 @@ export interface BrokerOptions {
    * `brokers` stays the direct listener.
    */
   advertisedPort?: number;
+  /**
+   * Add a client listener, `SASL` (SASL_PLAINTEXT, mechanism PLAIN), on a free port
+   * ({@link Broker.saslBrokers}) that accepts only this user and password. `brokers`
+   * stays the PLAINTEXT listener.
+   */
+  saslPlain?: { username: string; password: string };
 }
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -245,9 +253,19 @@ function serverProperties(
   port: number,
   cport: number,
   proxied?: { port: number; advertised: number },
+  sasl?: { port: number; username: string; password: string },
 ): string {
-  const extra = proxied ? `,PROXIED://127.0.0.1:${proxied.port}` : "";
-  const extraAdv = proxied ? `,PROXIED://127.0.0.1:${proxied.advertised}` : "";
+  const saslListener = sasl ? `,SASL://127.0.0.1:${sasl.port}` : "";
+  const extra = (proxied ? `,PROXIED://127.0.0.1:${proxied.port}` : "") + saslListener;
+  const extraAdv = (proxied ? `,PROXIED://127.0.0.1:${proxied.advertised}` : "") + saslListener;
+  const q = (v: string): string => JSON.stringify(v);
+  const saslLines = sasl
+    ? [
+      "listener.name.sasl.sasl.enabled.mechanisms=PLAIN",
+      "listener.name.sasl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required " +
+      `username=${q(sasl.username)} password=${q(sasl.password)} user_${sasl.username}=${q(sasl.password)};`,
+    ]
+    : [];
   return [
     "process.roles=broker,controller",
     "node.id=1",
@@ -256,7 +274,8 @@ function serverProperties(
     `advertised.listeners=PLAINTEXT://127.0.0.1:${port}${extraAdv}`,
     "controller.listener.names=CONTROLLER",
     "inter.broker.listener.name=PLAINTEXT",
-    `listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${proxied ? ",PROXIED:PLAINTEXT" : ""}`,
+    `listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${proxied ? ",PROXIED:PLAINTEXT" : ""}${sasl ? ",SASL:SASL_PLAINTEXT" : ""}`,
+    ...saslLines,
     `log.dirs=${join(dataDir, "logs")}`,
     "num.partitions=1",
     "auto.create.topics.enable=false",
@@ -349,8 +368,9 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
 
   for (let attempt = 1;; attempt++) {
     const dataDir = mkdtempSync(join(tmpdir(), "offset-frontier-kafka-"));
-    const [port, cport, pport] = await freePorts(3);
+    const [port, cport, pport, sport] = await freePorts(4);
     const proxied = opts.advertisedPort !== undefined ? { port: pport, advertised: opts.advertisedPort } : undefined;
+    const sasl = opts.saslPlain ? { port: sport, ...opts.saslPlain } : undefined;
     const brokers = `127.0.0.1:${port}`;
     let logFile = join(dataDir, "broker.log");
     if (opts.logDir) {
@@ -360,7 +380,7 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
     }
     const props = join(dataDir, "server.properties");
     const log4j = join(dataDir, "log4j2.properties");
-    writeFileSync(props, serverProperties(dataDir, port, cport, proxied));
+    writeFileSync(props, serverProperties(dataDir, port, cport, proxied, sasl));
     writeFileSync(log4j, LOG4J2);
     const common = [...DEFAULT_JVM_OPTS, `-Dlog4j2.configurationFile=${log4j}`];
 
@@ -584,6 +604,7 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
         dataDir,
         logFile,
         ...(proxied ? { proxiedPort: proxied.port } : {}),
+        ...(sasl ? { saslBrokers: `127.0.0.1:${sasl.port}` } : {}),
         stop,
         kill,
         restart,

@@ -20,6 +20,14 @@
  *   broker restarts. The binding reports the outage from librdkafka's error events and
  *   failed probes (`unavailable`, cluster state `waiting`) and its end (`available`), and
  *   the consumer finishes by itself: every record processed, committed = end.
+ * - (6)-(8) the Confluent counterparts of (2)-(4), i.e. of a start during an outage: (6) a
+ *   consumer started while its broker is down (killed) still waits 35 s later (past the
+ *   client's 30 s connect timeout: a second attempt), reports failed attempts, and once the
+ *   broker is back finishes every record with committed = end; (7) no broker,
+ *   `cluster.maxUnavailableMs: 5000`: `start()` rejects within the bound plus a second with a
+ *   `ClusterUnavailableError`; (8) an abort while `start()` waits ends it within a second;
+ *   (9) a wrong SASL password (a broker with a SASL_PLAINTEXT listener) is not waited out:
+ *   `start()` rejects with a `ClusterRefusedError` of kind `authentication`.
  *
  * Uses this runtime's adapter (`adapters/node.ts`, `bun.ts` or `deno.ts`). Runs
  * unchanged under `node --import tsx --test`, `bun test` and `deno test -A`.
@@ -33,7 +41,7 @@ import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/ka
 import { ClusterRefusedError, ClusterUnavailableError } from "../../core/errors.ts";
 import { committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
 import { asObject, consumerConfig, kafka as loggingKafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
-import { bindings } from "./bindings.ts";
+import { bindings, confluentConfig, loadConfluent } from "./bindings.ts";
 
 /** A KafkaJS client that keeps quiet about the outage's connection errors (KAFKAJS_LOG=… to see them). */
 function kafka(brokers: string, retry?: RetryOptions): Kafka {
@@ -304,6 +312,159 @@ for (const binding of bindings().filter((b) => b.name === "confluent")) {
     } finally {
       controller.abort();
       await broker.stop();
+    }
+  });
+
+  test(`(${runtime()}, ${binding.name}) a consumer started while the broker is down waits, and finishes by itself once it is back`, { timeout: 240_000 }, async () => {
+    const broker = await startBroker();
+    const controller = new AbortController();
+    try {
+      const b = broker.brokers;
+      const topic = unique("outage-confluent-start"), groupId = unique("outage-confluent-start-group");
+      await createTopic(b, topic, 3);
+      await produce(b, topic, Array.from({ length: 1_000 }, (_, i) => ({ key: `k${i % 100}`, value: `${i}` })));
+      const ends = asObject(await endOffsets(b, topic));
+      await broker.kill();
+      const killedAt = Date.now();
+      const seen = newSeen();
+      const c = binding.create({
+        brokers: b,
+        groupId,
+        topics: [topic],
+        fromBeginning: true,
+        concurrency: 8,
+        signal: controller.signal,
+        ...observing(seen),
+      });
+      let settled = false;
+      void c.closed.then(() => (settled = true));
+      note(`${binding.name}: broker killed; starting a consumer`);
+      const starting = c.start();
+      let started = false;
+      void starting.then(() => (started = true), () => (started = true));
+      // Past the client's 30 s metadata timeout: its first connect failed, the next attempt waits.
+      await sleep(35_000);
+      assert.equal(started, false, "start() still waits for the cluster");
+      assert.equal(c.metrics().cluster.state, "waiting");
+      assert.ok(seen.unavailable >= 2, `failed attempts were reported (${seen.unavailable})`);
+      const outageMs = Date.now() - killedAt;
+      note(`${binding.name}: restarting the broker (${JSON.stringify(c.metrics().cluster)})`);
+      await broker.restart();
+      await starting;
+      note(`${binding.name}: started`);
+      assert.equal(c.state, "running");
+      await waitFor(() => missing(seen.processed, ends).length === 0, 120_000, "every record");
+      const deadline = Date.now() + 60_000;
+      let committed: Record<string, string> = {};
+      while (Date.now() < deadline) {
+        committed = asObject(await committedOffsets(b, groupId, topic));
+        if (JSON.stringify(committed) === JSON.stringify(ends)) break;
+        await sleep(250);
+      }
+      assert.deepEqual(committed, ends, "committed offsets equal the end offsets");
+      assert.equal(settled, false, "the consumer never stopped on its own");
+      assert.ok(seen.available >= 1, `the cluster's answer was reported (${seen.unavailable} unavailable, ${seen.available} available)`);
+      assert.equal(c.metrics().cluster.state, "available");
+      controller.abort();
+      await c.done;
+      console.log(`# outage (${runtime()}, ${binding.name}): started ${outageMs} ms into an outage; ${seen.processed.size} of 1000 records, ${seen.unavailable} unavailable events`);
+    } finally {
+      controller.abort();
+      await broker.stop();
+    }
+  });
+
+  test(`(${runtime()}, ${binding.name}) failed SASL authentication is not waited out: start() rejects with a ClusterRefusedError`, { timeout: 120_000 }, async () => {
+    const broker = await startBroker({ saslPlain: { username: "alice", password: "right" } });
+    try {
+      const sasl = broker.saslBrokers!;
+      const { KafkaJS } = loadConfluent();
+      const { createConfluentConsumer } = await import("../../adapters/confluent.ts");
+      const topic = unique("outage-confluent-sasl");
+      await createTopic(broker.brokers, topic, 1);
+      const consumer = (password: string) =>
+        createConfluentConsumer({
+          kafka: new KafkaJS.Kafka({ kafkaJS: { brokers: [sasl], logLevel: KafkaJS.logLevel.NOTHING } }),
+          config: {
+            ...confluentConfig(unique("outage-confluent-sasl-group"), "consumer"),
+            "security.protocol": "sasl_plaintext",
+            "sasl.mechanisms": "PLAIN",
+            "sasl.username": "alice",
+            "sasl.password": password,
+          },
+          topics: [topic],
+          handler: async () => {},
+        });
+      // The listener works: the right password starts.
+      const ok = consumer("right");
+      await ok.start();
+      assert.equal(ok.state, "running");
+      await ok.shutdown();
+      const t0 = Date.now();
+      const refused = consumer("wrong");
+      const seen = newSeen();
+      refused.on("unavailable", () => void seen.unavailable++);
+      await assert.rejects(refused.start(), (e: unknown) => {
+        assert.ok(e instanceof ClusterRefusedError, `a ClusterRefusedError, got ${String(e)}`);
+        assert.equal(e.kind, "authentication");
+        return true;
+      });
+      await assert.rejects(refused.done, ClusterRefusedError);
+      note(`${binding.name}: SASL refusal after ${Date.now() - t0} ms (${seen.unavailable} unavailable events before it)`);
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  test(`(${runtime()}, ${binding.name}) no broker, cluster.maxUnavailableMs 5000: start() rejects within the bound + 1 s with ClusterUnavailableError`, { timeout: 30_000 }, async () => {
+    const address = await closedPort();
+    const seen = newSeen();
+    const c = binding.create({
+      brokers: address,
+      groupId: unique("outage-confluent-gone-group"),
+      topics: [unique("outage-confluent-gone")],
+      cluster: { maxUnavailableMs: 5_000 },
+      ...observing(seen),
+    });
+    const t0 = Date.now();
+    await assert.rejects(c.start(), (e: unknown) => {
+      const ms = Date.now() - t0;
+      assert.ok(e instanceof ClusterUnavailableError, `a ClusterUnavailableError, got ${String(e)}`);
+      assert.ok(ms >= 4_900 && ms <= 6_000, `rejected after ${ms} ms`);
+      assert.ok(e.attempts >= 1 && e.cause !== undefined, e.message);
+      return true;
+    });
+    assert.ok(seen.unavailable >= 1, "each failed attempt was reported");
+    await assert.rejects(c.done, ClusterUnavailableError);
+  });
+
+  test(`(${runtime()}, ${binding.name}) an AbortSignal aborted while start() waits for the cluster ends it within a second`, { timeout: 30_000 }, async () => {
+    const address = await closedPort();
+    const seen = newSeen();
+    const controller = new AbortController();
+    const c = binding.create({
+      brokers: address,
+      groupId: unique("outage-confluent-abort-group"),
+      topics: [unique("outage-confluent-abort")],
+      signal: controller.signal,
+      ...observing(seen),
+    });
+    try {
+      const starting = c.start();
+      let settled = false;
+      void starting.then(() => (settled = true), () => (settled = true));
+      // A failed probe (3 s without an answer) is reported while the client's first connect is still pending (30 s).
+      await waitFor(() => seen.unavailable >= 1, 15_000, "the outage to be reported");
+      assert.equal(settled, false, "start() waits for the cluster");
+      const abortedAt = Date.now();
+      controller.abort();
+      await starting;
+      const ms = Date.now() - abortedAt;
+      assert.ok(ms < 1_000, `start() ended ${ms} ms after the abort`);
+      assert.equal(c.state, "stopped");
+      await c.done; // resolves: a stop, not a failure
+    } finally {
+      controller.abort();
     }
   });
 }
