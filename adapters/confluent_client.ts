@@ -10,8 +10,9 @@
  *   the cooperative assignor (`partition.assignment.strategy: "cooperative-sticky"`) or
  *   the KIP-848 protocol (`group.protocol: "consumer"`) only the partitions that move are
  *   revoked; the others carry on untouched (incremental assignments);
- * - each assignment reads the new partitions' committed offsets and metadata
- *   (`consumer.committed()`) so records an earlier owner finished are skipped;
+ * - each assignment reads the new partitions' committed offsets and metadata (through the
+ *   internal client) so records an earlier owner finished are skipped, and hands those
+ *   offsets back to the client as the partitions' start positions (see `#rebalance`);
  * - `eachBatch` registers the batch and returns at once (records run on the runner's
  *   pool); a batch not taken is left unresolved, so the client seeks back and delivers it
  *   again; backpressure is per-partition `pause`/`resume`;
