@@ -10,8 +10,9 @@
  *   the cooperative assignor (`partition.assignment.strategy: "cooperative-sticky"`) or
  *   the KIP-848 protocol (`group.protocol: "consumer"`) only the partitions that move are
  *   revoked; the others carry on untouched (incremental assignments);
- * - each assignment reads the new partitions' committed offsets and metadata
- *   (`consumer.committed()`) so records an earlier owner finished are skipped;
+ * - each assignment reads the new partitions' committed offsets and metadata (through the
+ *   internal client) so records an earlier owner finished are skipped, and hands those
+ *   offsets back to the client as the partitions' start positions (see `#rebalance`);
  * - `eachBatch` registers the batch and returns at once (records run on the runner's
  *   pool); a batch not taken is left unresolved, so the client seeks back and delivers it
  *   again; backpressure is per-partition `pause`/`resume`;
@@ -33,7 +34,7 @@ import { batchOffsets } from "./batch_offsets.ts";
 import { groupByTopic, tpKey } from "./topic_partitions.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
 import { type CommitEventSource, CommitVerifier } from "./confluent_commits.ts";
-import { consumerConfig, startsEarliest } from "./confluent_config.ts";
+import { consumerConfig, resetPolicy } from "./confluent_config.ts";
 import { type ConfluentDeadLetterOptions, DeadLetterProducer } from "./confluent_dead_letter.ts";
 import { type ErrorEventSource, OutageWatch } from "./confluent_outage.ts";
 import { ConfluentStart, type ProbedClient } from "./confluent_start.ts";
@@ -44,6 +45,7 @@ import type {
   ConfluentKafka,
   ConfluentMessage,
   ConfluentRebalanceError,
+  ConfluentStartingPartition,
   ConfluentTopicPartition,
 } from "./confluent_types.ts";
 
@@ -54,6 +56,27 @@ const PROBE_MS = 3_000;
 interface MetadataSource {
   getMetadata(options: { timeout?: number }, cb: (err: unknown) => void): unknown;
 }
+
+/**
+ * The internal client's committed-offset read (node-rdkafka `committed`). Read here rather
+ * than through the KafkaJS-style `committed()`, which reports a committed offset of 0 and no
+ * committed offset alike (`offset: null`). Each answer is a partition with `offset` absent
+ * when the group has none, or an `Error` for a partition the broker refused.
+ */
+interface CommittedSource {
+  committed(
+    partitions: ConfluentTopicPartition[],
+    timeout: number,
+    cb: (err: unknown, answer?: Array<{ topic: string; partition: number; offset?: number; metadata?: string } | Error>) => void,
+  ): unknown;
+}
+
+/**
+ * How long the rebalance callback waits for the committed offsets of new partitions, which
+ * it then hands to the client as their start positions (see {@link ConfluentClient}'s
+ * `#rebalance`). Past it the client looks them up itself.
+ */
+const START_READ_MS = 10_000;
 
 const ASSIGN = -175; // librdkafka ERR__ASSIGN_PARTITIONS
 const REVOKE = -174; // librdkafka ERR__REVOKE_PARTITIONS
@@ -71,6 +94,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   readonly #outcomeMs: number;
   readonly #revokeMs: number;
   #verifier: CommitVerifier | undefined;
+  #reader: CommittedSource | undefined;
   #outage: OutageWatch | undefined;
   #sink: ClientSink<ConfluentMessage> | undefined;
   #assignment = new Set<string>();
@@ -89,6 +113,8 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   /** Bumped on every assignment of a partition: an answer for an earlier assignment is dropped. */
   #epoch = new Map<string, number>();
   readonly #earliest: boolean;
+  /** Where a partition without a committed offset starts (`undefined`: a policy only the client applies). */
+  readonly #reset: "earliest" | "latest" | undefined;
   #eager = true; // the rebalance protocol: EAGER until librdkafka says COOPERATIVE
   #stopped = false;
   #closed = false;
@@ -138,7 +164,8 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     this.#revokeMs = revokeMs;
     this.#topics = topics;
     const final = consumerConfig(config, options.fromBeginning, (err, assignment, fns) => this.#rebalance(err, assignment, fns));
-    this.#earliest = startsEarliest(final);
+    this.#reset = resetPolicy(final);
+    this.#earliest = this.#reset === "earliest";
     this.#create = () => kafka.consumer(final);
     this.#consumer = this.#create();
     if (options.deadLetter) {
@@ -181,12 +208,13 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     }
     const c = connected;
     try {
-      const internal = (c as unknown as { _getInternalClient?: () => CommitEventSource & ErrorEventSource & MetadataSource })
+      const internal = (c as unknown as { _getInternalClient?: () => CommitEventSource & ErrorEventSource & MetadataSource & CommittedSource })
         ._getInternalClient?.();
-      if (!internal || typeof internal.on !== "function" || typeof internal.getMetadata !== "function") {
+      if (!internal || typeof internal.on !== "function" || typeof internal.getMetadata !== "function" || typeof internal.committed !== "function") {
         throw new InvalidArgumentError("the Confluent consumer exposes no internal client: @confluentinc/kafka-javascript 1.x is required");
       }
       this.#verifier = new CommitVerifier(internal, this.#outcomeMs);
+      this.#reader = internal;
       // A metadata request answers whether any broker is reachable (no poll needed).
       this.#outage = new OutageWatch(internal, sink, () =>
         new Promise<void>((resolve, reject) => internal.getMetadata({ timeout: PROBE_MS }, (err) => (err ? reject(err) : resolve()))));
@@ -367,19 +395,15 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     const epochs = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), this.#epoch.get(tpKey(p.topic, p.partition))]));
     for (let attempt = 0; attempt < 3 && !this.#closed; attempt++) {
       try {
-        const answer = await this.#consumer.committed(partitions.map((p) => ({ topic: p.topic, partition: p.partition })), 5_000);
+        const answer = await this.#readCommitted(partitions);
         return answer.map((p) => {
-          const offset = Number(p.offset);
+          const offset = p.offset;
+          const known = typeof offset === "number" && Number.isSafeInteger(offset) && offset >= 0;
           const key = tpKey(p.topic, p.partition);
           if (this.#assignment.has(key) && epochs.has(key) && epochs.get(key) === this.#epoch.get(key)) {
-            this.#start.set(key, Number.isSafeInteger(offset) && offset >= 0 ? offset : this.#earliest ? -2 : null);
+            this.#start.set(key, known ? offset : this.#earliest ? -2 : null);
           }
-          return {
-            topic: p.topic,
-            partition: p.partition,
-            offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
-            metadata: p.metadata,
-          };
+          return { topic: p.topic, partition: p.partition, offset: known ? offset : undefined, metadata: p.metadata ?? null };
         });
       } catch (error) {
         lastError = error;
@@ -389,9 +413,34 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     throw lastError ?? new Error("the consumer closed before the committed offsets were read");
   }
 
-  /** The client's rebalance callback, awaited by the client before it applies the change. */
-  async #rebalance(err: ConfluentRebalanceError, assignment: ConfluentTopicPartition[], fns: ConfluentAssignmentFns): Promise<void> {
-    if (this.#closed || !this.#sink) return; // the close's own revoke: the runner already committed
+  /** One read of the group's committed offsets of `partitions` (rejects when any partition's answer is an error). */
+  #readCommitted(partitions: readonly TopicPartition[]): Promise<Array<{ topic: string; partition: number; offset?: number; metadata?: string }>> {
+    const reader = this.#reader;
+    if (!reader) return Promise.reject(new Error("the Confluent consumer is not running"));
+    return new Promise((resolve, reject) => {
+      try {
+        reader.committed(partitions.map((p) => ({ topic: p.topic, partition: p.partition })), 5_000, (err, answer) => {
+          if (err) return reject(err);
+          const bad = (answer ?? []).find((p) => p instanceof Error);
+          if (bad !== undefined || !answer) return reject(bad ?? new Error("no answer to the committed-offset read"));
+          resolve(answer as Array<{ topic: string; partition: number; offset?: number; metadata?: string }>);
+        });
+      } catch (error) {
+        reject(error); // e.g. not connected
+      }
+    });
+  }
+
+  /**
+   * The client's rebalance callback, awaited by the client before it applies the change. An
+   * assignment it answers with start positions (see below) is the one the client applies.
+   */
+  async #rebalance(
+    err: ConfluentRebalanceError,
+    assignment: ConfluentTopicPartition[],
+    fns: ConfluentAssignmentFns,
+  ): Promise<ConfluentStartingPartition[] | undefined> {
+    if (this.#closed || !this.#sink) return undefined; // the close's own revoke: the runner already committed
     const internal = (this.#consumer as unknown as { _getInternalClient?: () => { rebalanceProtocol?: () => string } })._getInternalClient?.();
     const protocol = internal?.rebalanceProtocol?.();
     if (protocol === "COOPERATIVE") this.#eager = false;
@@ -424,6 +473,21 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       const committed = fresh.length > 0 && !this.#stopped ? this.#committed(fresh) : undefined;
       this.#sink.assigned(fresh, committed, !this.#eager);
       if (this.#stopped) this.pause(fresh);
+      if (committed === undefined) return undefined;
+      // The new partitions start where that read says: librdkafka is handed their offsets and
+      // starts fetching them at once. Left to look them up itself, it never starts a partition
+      // whose lookup failed (an OffsetFetch error, e.g. an unknown member under KIP-848, or a
+      // connection lost after the assignment changed): the partition stays assigned, never
+      // fetched, every seek of it fails with "Local: Erroneous state", and the group stalls on
+      // it. A read that does not answer in time leaves the lookup to librdkafka.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const read = await Promise.race([
+        committed.then(() => true, () => false),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), START_READ_MS))),
+      ]);
+      clearTimeout(timer);
+      if (!read || this.#closed) return undefined;
+      return this.#withStarts(assignment, new Set(fresh.map((p) => tpKey(p.topic, p.partition))));
     } else if (err.code === REVOKE) {
       if (fns.assignmentLost()) {
         this.#sink.lost(partitions);
@@ -442,6 +506,21 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       this.#sink.lost(partitions.length > 0 ? partitions : undefined);
       this.#assignment = new Set();
     }
+    return undefined;
+  }
+
+  /**
+   * `assignment` with a start position for each partition of `fresh` whose start was read:
+   * its committed offset, else the reset policy's end (-2 the earliest, -1 the latest). The
+   * others go without one (the client looks them up).
+   */
+  #withStarts(assignment: readonly ConfluentTopicPartition[], fresh: ReadonlySet<string>): ConfluentStartingPartition[] {
+    return assignment.map((p) => {
+      const key = tpKey(p.topic, p.partition);
+      const start = fresh.has(key) ? this.#start.get(key) : undefined;
+      const offset = typeof start === "number" ? start : start === null && this.#reset === "latest" ? -1 : undefined;
+      return offset === undefined ? { topic: p.topic, partition: p.partition } : { topic: p.topic, partition: p.partition, offset };
+    });
   }
 }
 

@@ -70,8 +70,19 @@ export interface ReadBackPosition {
 export type ReadBack = (partitions: ReadonlyArray<{ topic: string; partition: number }>) => Promise<readonly ReadBackPosition[]>;
 
 /** How long a commit's outcome may be late before its offsets are read back, and the pause between read-backs. */
-const READ_BACK_AFTER_MS = 250;
+const READ_BACK_AFTER_MS = 150;
 const READ_BACK_EVERY_MS = 500;
+/**
+ * A commit whose outcome has not come and whose first read-back has not answered either
+ * (neither an answer nor an error) this long after it was sent fails: the coordinator's
+ * connection is held. Under the classic cooperative protocol librdkafka keeps fetching while
+ * the member rejoins, and its JoinGroup, which the broker answers only once the rebalance
+ * completes (after a dead member's session timeout), holds every later request on that
+ * connection, commits included. Failing the commit makes the runner stop starting records at
+ * once (`commit.stallMs` would wait a second), so a member killed during a long join redoes
+ * less. The commit may still land later; it counts only as not acknowledged.
+ */
+const HELD_AFTER_MS = 400;
 
 /**
  * Whether the positions read back hold exactly the commit of `offsets` (same offset and
@@ -126,7 +137,8 @@ export class CommitVerifier {
    * Sends a commit through `send` and resolves once librdkafka reported it acknowledged,
    * or (when `readBack` is given and the outcome is late) once the broker's committed
    * positions hold exactly this commit; rejects when `send` fails, when the broker refused
-   * any partition, or after the timeout.
+   * any partition, when (with `readBack`) neither the outcome nor the first read-back came
+   * within 400 ms (the coordinator's connection is held), or after the timeout.
    */
   async commit(
     offsets: ReadonlyArray<Offset & { readonly metadata?: string | undefined }>,
@@ -143,31 +155,43 @@ export class CommitVerifier {
       pending.reject(new CommitRefusedError(`no outcome of the commit of ${describeOffsets(offsets)} within ${this.#timeoutMs} ms`));
     }, this.#timeoutMs);
     let probe: ReturnType<typeof setTimeout> | undefined;
+    let held: ReturnType<typeof setTimeout> | undefined;
     try {
       await send();
       if (readBack !== undefined && offsets.length > 0) {
         const partitions = offsets.map((o) => ({ topic: o.topic, partition: o.partition }));
+        let answered = false; // a read-back settled (an answer or an error)
         const check = (): void => {
           probe = undefined;
           if (settled) return;
           readBack(partitions).then(
             (read) => {
+              answered = true;
               if (settled) return;
               if (holdsCommit(offsets, read)) pending.resolve();
               else probe = setTimeout(check, READ_BACK_EVERY_MS);
             },
             () => {
+              answered = true;
               if (!settled) probe = setTimeout(check, READ_BACK_EVERY_MS); // unknown: the outcome or the timeout decides
             },
           );
         };
         probe = setTimeout(check, READ_BACK_AFTER_MS);
+        held = setTimeout(() => {
+          if (settled || answered) return;
+          pending.reject(new CommitRefusedError(
+            `neither the commit of ${describeOffsets(offsets)} nor a read of the group's committed offsets was answered ` +
+              `within ${HELD_AFTER_MS} ms: the coordinator's connection is held (a group join in flight) or unreachable`,
+          ));
+        }, HELD_AFTER_MS);
       }
       await outcome;
     } finally {
       settled = true;
       clearTimeout(timer);
       clearTimeout(probe);
+      clearTimeout(held);
       this.#pending.delete(pending);
     }
   }

@@ -6,7 +6,13 @@
  * @module
  */
 import { InvalidArgumentError, describe } from "../core/errors.ts";
-import type { ConfluentAssignmentFns, ConfluentConsumerConfig, ConfluentRebalanceError, ConfluentTopicPartition } from "./confluent_types.ts";
+import type {
+  ConfluentAssignmentFns,
+  ConfluentConsumerConfig,
+  ConfluentRebalanceError,
+  ConfluentStartingPartition,
+  ConfluentTopicPartition,
+} from "./confluent_types.ts";
 
 const shown = (v: unknown): string => (typeof v === "boolean" ? String(v) : describe(v));
 
@@ -14,7 +20,11 @@ const shown = (v: unknown): string => (typeof v === "boolean" ? String(v) : desc
 export function consumerConfig(
   config: ConfluentConsumerConfig,
   fromBeginning: boolean | undefined,
-  rebalance: (err: ConfluentRebalanceError, assignment: ConfluentTopicPartition[], fns: ConfluentAssignmentFns) => Promise<void>,
+  rebalance: (
+    err: ConfluentRebalanceError,
+    assignment: ConfluentTopicPartition[],
+    fns: ConfluentAssignmentFns,
+  ) => Promise<ConfluentStartingPartition[] | undefined>,
 ): ConfluentConsumerConfig {
   if (config === null || typeof config !== "object") {
     throw new InvalidArgumentError(`config must be the consumer configuration object; got ${describe(config)}`);
@@ -39,7 +49,18 @@ export function consumerConfig(
 
 /** Whether a partition without a committed offset starts at the earliest offset under `config`. */
 export function startsEarliest(config: ConfluentConsumerConfig): boolean {
+  return resetPolicy(config) === "earliest";
+}
+
+/**
+ * Where a partition without a committed offset starts under `config` (`auto.offset.reset`,
+ * else `kafkaJS.fromBeginning`, else librdkafka's default, the latest); `undefined` for any
+ * other policy (e.g. `error`), which only the client itself applies.
+ */
+export function resetPolicy(config: ConfluentConsumerConfig): "earliest" | "latest" | undefined {
   const reset = config["auto.offset.reset"];
-  return reset === "earliest" || reset === "smallest" || reset === "beginning" ||
-    (reset === undefined && config.kafkaJS?.fromBeginning === true);
+  if (reset === undefined) return config.kafkaJS?.fromBeginning === true ? "earliest" : "latest";
+  if (reset === "earliest" || reset === "smallest" || reset === "beginning") return "earliest";
+  if (reset === "latest" || reset === "largest" || reset === "end") return "latest";
+  return undefined;
 }

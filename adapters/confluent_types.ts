@@ -38,6 +38,16 @@ export interface ConfluentTopicPartition {
   partition: number;
 }
 
+/**
+ * A partition of an assignment as the rebalance callback may hand it back to the client: the
+ * client then starts fetching it at `offset` (`-2` the earliest, `-1` the latest) instead of
+ * looking its committed offset up itself; without `offset` it does the lookup.
+ */
+export interface ConfluentStartingPartition extends ConfluentTopicPartition {
+  /** Where fetching starts (absent: the client reads the committed offset itself). */
+  offset?: number;
+}
+
 /** A partition's committed offset and metadata as `consumer.committed()` returns them. */
 export interface ConfluentCommitted extends ConfluentTopicPartition {
   /** The committed offset as a decimal string (negative: none). */

@@ -27,7 +27,7 @@ import type { MemberConfig } from "./member.ts";
 import { failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
 
 interface KafkaJSNamespace {
-  Kafka: new (config: { kafkaJS: { brokers: string[]; logLevel?: number; clientId?: string } }) => ConfluentKafka & {
+  Kafka: new (config: { kafkaJS: { brokers: string[]; logLevel?: number; clientId?: string; logger?: unknown } }) => ConfluentKafka & {
     producer(config?: Record<string, unknown>): ConfluentProducer;
   };
   logLevel: { NOTHING: number };
@@ -63,8 +63,29 @@ async function main(): Promise<void> {
     event("T");
   });
 
+  // CHAOS_CLIENT_LOG=error|warn|info|debug: the client's own log lines go to the member's log as `L` lines.
+  const clientLog = process.env.CHAOS_CLIENT_LOG;
+  const levels: Record<string, number> = { error: 1, warn: 2, info: 3, debug: 4 };
+  const clientLevel = clientLog !== undefined ? levels[clientLog] : undefined;
+  const line = (level: string) => (message: unknown, extra?: unknown): void => {
+    if ((levels[level] ?? 0) > (clientLevel ?? 0)) return;
+    event("L", level, oneLine(`${String(message)} ${extra === undefined ? "" : JSON.stringify(extra)}`));
+  };
+  const logger = clientLevel === undefined ? undefined : {
+    error: line("error"),
+    warn: line("warn"),
+    info: line("info"),
+    debug: line("debug"),
+    setLogLevel: () => {},
+    namespace: () => logger,
+  };
   const kafka = new KafkaJS.Kafka({
-    kafkaJS: { brokers: [cfg.brokers], clientId: `chaos-${cfg.member}-${process.pid}`, logLevel: KafkaJS.logLevel.NOTHING },
+    kafkaJS: {
+      brokers: [cfg.brokers],
+      clientId: `chaos-${cfg.member}-${process.pid}`,
+      logLevel: clientLevel ?? KafkaJS.logLevel.NOTHING,
+      ...(logger !== undefined ? { logger } : {}),
+    },
   });
   const config = confluentConfig(cfg.group, protocol);
   if (protocol !== "consumer") config["session.timeout.ms"] = 6_000; // like member.ts: a SIGKILLed member's partitions move after ~6 s

@@ -111,6 +111,36 @@ describe("CommitVerifier", () => {
     assert.equal((w.error() as CommitRefusedError).code, 12);
   });
 
+  test("no outcome and a read-back that never answers: the commit fails early (the coordinator's connection is held)", async () => {
+    // A classic cooperative rejoin: librdkafka's JoinGroup, answered only when the rebalance
+    // completes, holds the commit and the read-back behind it on the coordinator's connection.
+    const { verifier } = setup(60_000);
+    let asked = 0;
+    const w = watch(verifier.commit(offsets, () => Promise.resolve(), () => {
+      asked++;
+      return new Promise<ReadBackPosition[]>(() => {}); // never answers
+    }));
+    await until(() => w.state() !== "pending");
+    assert.equal(w.state(), "rejected");
+    assert.ok(w.error() instanceof CommitRefusedError);
+    assert.match(String(w.error()), /connection is held/);
+    assert.equal(asked, 1);
+  });
+
+  test("a read-back that answers keeps a late commit pending until its outcome", async () => {
+    const { source, verifier } = setup(60_000);
+    let asked = 0;
+    const w = watch(verifier.commit(offsets, () => Promise.resolve(), () => {
+      asked++;
+      return Promise.resolve([{ topic: "t", partition: 0, offset: "9" }, { topic: "t", partition: 1, offset: "7" }]); // not stored yet
+    }));
+    await until(() => asked >= 3); // past the 400 ms at which an unanswered one fails
+    assert.equal(w.state(), "pending");
+    source.emit("offset.commit", undefined, offsets);
+    await tick();
+    assert.equal(w.state(), "resolved");
+  });
+
   test("holdsCommit compares every partition's offset and metadata (none = empty)", () => {
     assert.equal(holdsCommit(offsets, [{ topic: "t", partition: 0, offset: 10 }, { topic: "t", partition: 1, offset: "7", metadata: "" }]), true);
     assert.equal(holdsCommit(offsets, [{ topic: "t", partition: 0, offset: 10 }]), false, "a partition missing");

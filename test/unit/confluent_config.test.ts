@@ -2,10 +2,10 @@
 // and the binding's rebalance callback, always; a config that would undo either is refused.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { consumerConfig, startsEarliest } from "../../adapters/confluent_config.ts";
+import { consumerConfig, resetPolicy, startsEarliest } from "../../adapters/confluent_config.ts";
 import { InvalidArgumentError } from "../../core/mod.ts";
 
-const cb = () => Promise.resolve();
+const cb = () => Promise.resolve(undefined);
 
 describe("Confluent consumer config", () => {
   test("auto-commit off, the binding's rebalance callback, the user's settings kept", () => {
@@ -22,6 +22,14 @@ describe("Confluent consumer config", () => {
     assert.equal(consumerConfig({ "group.id": "g", "auto.offset.reset": "latest" }, true, cb)["auto.offset.reset"], "latest");
     assert.ok(startsEarliest(consumerConfig({ "group.id": "g" }, true, cb)));
     assert.ok(startsEarliest(consumerConfig({ kafkaJS: { groupId: "g", fromBeginning: true } }, undefined, cb)));
+  });
+
+  test("the reset policy a partition without a committed offset starts by", () => {
+    assert.equal(resetPolicy({ "group.id": "g" }), "latest"); // librdkafka's default
+    for (const r of ["earliest", "smallest", "beginning"]) assert.equal(resetPolicy({ "auto.offset.reset": r }), "earliest");
+    for (const r of ["latest", "largest", "end"]) assert.equal(resetPolicy({ "auto.offset.reset": r }), "latest");
+    assert.equal(resetPolicy({ "auto.offset.reset": "error" }), undefined);
+    assert.equal(resetPolicy({ kafkaJS: { fromBeginning: true } }), "earliest");
   });
 
   test("refuses auto-commit and a rebalance callback of its own, naming the value", () => {

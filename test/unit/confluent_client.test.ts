@@ -1,0 +1,190 @@
+// The Confluent binding's client port (adapters/confluent_client.ts) over a fake
+// `KafkaJS.Kafka`: where new partitions start, the committed floor of delivered batches,
+// and a partition whose committed read failed. The fake records what the binding asks of
+// the client (pause, resume, seek, the assignment its rebalance callback hands back) and
+// answers `committed()` as the test says.
+import assert from "node:assert/strict";
+import { EventEmitter } from "node:events";
+import { describe, test } from "node:test";
+import { ConfluentClient } from "../../adapters/confluent_client.ts";
+import type {
+  ConfluentAssignmentFns,
+  ConfluentCommitted,
+  ConfluentEachBatchPayload,
+  ConfluentMessage,
+  ConfluentRebalanceError,
+  ConfluentStartingPartition,
+  ConfluentTopicPartition,
+} from "../../adapters/confluent_types.ts";
+import type { ClientSink, CommittedPosition, DeliveredBatch, TopicPartition } from "../../core/mod.ts";
+
+const T = "orders";
+const ASSIGN: ConfluentRebalanceError = { code: -175, message: "Local: Assign partitions" };
+const FNS: ConfluentAssignmentFns = { assignmentLost: () => false };
+type Rebalance = (err: ConfluentRebalanceError, assignment: ConfluentTopicPartition[], fns: ConfluentAssignmentFns) => Promise<ConfluentStartingPartition[] | undefined>;
+
+/** Waits until `ok()` holds (checked every 5 ms), at most 10 s. */
+async function until(ok: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 2_000 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(ok(), `timed out waiting for ${what}`);
+}
+
+function message(offset: number): ConfluentMessage {
+  return { key: null, value: null, timestamp: "0", attributes: 0, offset: String(offset) };
+}
+
+/** The internal client's answer for one partition: `offset` absent when the group has none. */
+type Raw = { topic: string; partition: number; offset?: number; metadata?: string };
+
+/** A fake client whose committed-offset read answers through `answer` (a rejection is a failed read). */
+function fake(answer: (partitions: ConfluentTopicPartition[]) => Promise<Raw[]>) {
+  const calls: string[] = [];
+  const internal = Object.assign(new EventEmitter(), {
+    getMetadata: (_o: unknown, cb: (err: unknown) => void) => cb(null),
+    rebalanceProtocol: () => "COOPERATIVE",
+    committed: (partitions: ConfluentTopicPartition[], _timeout: number, cb: (err: unknown, answer?: Raw[]) => void) =>
+      void answer(partitions).then((a) => cb(null, a), (e) => cb(e)),
+  });
+  let rebalance: Rebalance | undefined;
+  let eachBatch: ((p: ConfluentEachBatchPayload) => Promise<void>) | undefined;
+  const list = (topics: Array<{ topic: string; partitions?: number[] }>) => topics.flatMap((t) => (t.partitions ?? []).map((p) => `${t.topic}/${p}`)).join(",");
+  const consumer = {
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+    subscribe: () => Promise.resolve(),
+    run: (config: { eachBatch: (p: ConfluentEachBatchPayload) => Promise<void> }) => {
+      eachBatch = config.eachBatch;
+      return Promise.resolve();
+    },
+    pause: (topics: Array<{ topic: string; partitions?: number[] }>) => void calls.push(`pause ${list(topics)}`),
+    resume: (topics: Array<{ topic: string; partitions?: number[] }>) => void calls.push(`resume ${list(topics)}`),
+    seek: (p: ConfluentTopicPartition & { offset: string }) => void calls.push(`seek ${p.topic}/${p.partition}@${p.offset}`),
+    commitOffsets: () => Promise.resolve(),
+    committed: (): Promise<ConfluentCommitted[]> => Promise.reject(new Error("the binding reads through the internal client")),
+    assignment: () => [],
+    _getInternalClient: () => internal,
+  };
+  const kafka = {
+    consumer: (config: Record<string, unknown>) => {
+      rebalance = config.rebalance_cb as Rebalance;
+      return consumer;
+    },
+  };
+  return {
+    kafka,
+    calls,
+    rebalance: (assignment: ConfluentTopicPartition[]) => rebalance!(ASSIGN, assignment, FNS),
+    batch: (partition: number, offsets: number[]) => {
+      const resolved: string[] = [];
+      void eachBatch!({
+        batch: { topic: T, partition, messages: offsets.map(message), lastOffset: () => String(offsets[offsets.length - 1]) },
+        resolveOffset: (o) => void resolved.push(o),
+      });
+      return resolved;
+    },
+  };
+}
+
+/** A sink that takes every batch and records what reached it. */
+function sink() {
+  const delivered: Array<{ partition: number; offsets: number[]; next: number }> = [];
+  const reads: Array<Promise<readonly CommittedPosition[]> | undefined> = [];
+  const s: ClientSink<ConfluentMessage> = {
+    assigned: (_p: readonly TopicPartition[], committed?: Promise<readonly CommittedPosition[]>) => {
+      committed?.catch(() => {});
+      reads.push(committed);
+    },
+    revoking: () => Promise.resolve(),
+    lost: () => {},
+    deliver: (b: DeliveredBatch<ConfluentMessage>) => {
+      delivered.push({ partition: b.partition, offsets: Array.from(b.offsets), next: b.next });
+      return true;
+    },
+    failed: () => {},
+    unavailable: () => 0,
+    available: () => {},
+    signal: new AbortController().signal,
+  };
+  return { sink: s, delivered, reads };
+}
+
+const committedAt = (offsets: Record<number, number>) => (partitions: ConfluentTopicPartition[]): Promise<Raw[]> =>
+  Promise.resolve(partitions.map((p) => (p.partition in offsets ? { topic: p.topic, partition: p.partition, offset: offsets[p.partition] } : { topic: p.topic, partition: p.partition })));
+
+describe("ConfluentClient (fake client)", () => {
+  test("new partitions start at the committed offset read at assignment: the rebalance callback hands librdkafka their offsets", async () => {
+    // Left to look the committed offsets up itself, librdkafka never starts a partition whose
+    // lookup failed: it stays assigned and unfetched, and every seek of it fails.
+    const f = fake(committedAt({ 0: 120, 1: 7, 3: 0 }));
+    const client = new ConfluentClient(f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
+    const s = sink();
+    await client.start(s.sink);
+    const handed = await f.rebalance([0, 1, 2, 3].map((partition) => ({ topic: T, partition })));
+    assert.deepEqual(handed, [
+      { topic: T, partition: 0, offset: 120 },
+      { topic: T, partition: 1, offset: 7 },
+      { topic: T, partition: 2, offset: -2 }, // none committed: the earliest (fromBeginning)
+      { topic: T, partition: 3, offset: 0 }, // committed 0 is not "none"
+    ]);
+    await client.close();
+  });
+
+  test("no committed offset and the latest as reset policy: the partition starts at the end (-1)", async () => {
+    const f = fake(committedAt({ 4: 0 }));
+    const client = new ConfluentClient(f.kafka, { "group.id": "g" }, [T], { fromBeginning: false });
+    await client.start(sink().sink);
+    assert.deepEqual(await f.rebalance([{ topic: T, partition: 3 }, { topic: T, partition: 4 }]), [
+      { topic: T, partition: 3, offset: -1 },
+      { topic: T, partition: 4, offset: 0 },
+    ]);
+    await client.close();
+  });
+
+  test("a committed read that fails leaves the lookup to librdkafka (no guessed start)", async () => {
+    const f = fake(() => Promise.reject(new Error("coordinator not available")));
+    const client = new ConfluentClient(f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
+    await client.start(sink().sink);
+    assert.equal(await f.rebalance([{ topic: T, partition: 0 }]), undefined);
+    await client.close();
+  });
+
+  test("records below the committed offset read at assignment are dropped at the binding", async () => {
+    const f = fake(committedAt({ 0: 105 }));
+    const client = new ConfluentClient(f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
+    const s = sink();
+    await client.start(s.sink);
+    await f.rebalance([{ topic: T, partition: 0 }]);
+    // The client starts the partition at a stale position (e.g. a seek queued in an earlier assignment).
+    const wholly = f.batch(0, [100, 101, 102]);
+    assert.deepEqual(s.delivered, [], "a batch wholly below the committed offset never reaches the runner");
+    assert.deepEqual(wholly, ["102"], "it is resolved: the client moves on");
+    const part = f.batch(0, [103, 104, 105, 106]);
+    assert.deepEqual(s.delivered, [{ partition: 0, offsets: [105, 106], next: 107 }], "only the records at or above it are delivered");
+    assert.deepEqual(part, ["106"]);
+    await client.close();
+  });
+
+  test("a partition whose committed read failed stays paused until a read succeeds; it never seeks to the earliest", async () => {
+    let fail = true;
+    let reads = 0;
+    const f = fake((partitions) => {
+      reads++;
+      return fail ? Promise.reject(new Error("coordinator not available")) : committedAt({ 0: 40 })(partitions);
+    });
+    const client = new ConfluentClient(f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
+    const s = sink();
+    await client.start(s.sink);
+    await f.rebalance([{ topic: T, partition: 0 }]);
+    await assert.rejects(s.reads[0]!, /coordinator not available/);
+    client.pause([{ topic: T, partition: 0 }]); // the runner holds it, then releases it after the failed read
+    f.calls.length = 0;
+    client.resume([{ topic: T, partition: 0 }]);
+    const before = reads;
+    await until(() => reads >= before + 2, "reads again");
+    assert.deepEqual(f.calls, [], "not resumed, not sought while its start is unknown");
+    fail = false;
+    await until(() => f.calls.length >= 2, "the resume once a read succeeded");
+    assert.deepEqual(f.calls, [`resume ${T}/0`, `seek ${T}/0@40`], "resumed at its committed offset");
+    await client.close();
+  });
+});
