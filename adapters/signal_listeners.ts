@@ -19,11 +19,15 @@ import type { Handler } from "../core/consumer/runner.ts";
 export function unlimitedSignalListeners<M>(handler: Handler<M>): Handler<M> {
   if (typeof handler !== "function") return handler;
   const lifted = new WeakSet<AbortSignal>(); // a partition assignment's signal is lifted once
+  let last: AbortSignal | undefined; // the signal of the previous call: consecutive records share one
   return (message, context) => {
     const signal = context.signal;
-    if (!lifted.has(signal)) {
-      lifted.add(signal);
-      setMaxListeners(0, signal); // 0: no limit
+    if (signal !== last) {
+      last = signal;
+      if (!lifted.has(signal)) {
+        lifted.add(signal);
+        setMaxListeners(0, signal); // 0: no limit
+      }
     }
     return handler(message, context);
   };
