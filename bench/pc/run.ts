@@ -22,7 +22,7 @@
  * (`--quick`: quick.pc.json / quick.pc.svg, git-ignored) and prints a table.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -31,82 +31,13 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { createTopic, endOffsets, produce, withBroker } from "../../test/broker/broker.ts";
+import { parseArgs } from "./args.ts";
 import { buildJavaSide, type JavaSide } from "./build.ts";
-import { type Check, checks, type Row, type Side, summarize, svg, table } from "./report.ts";
+import { checks, type Row, type Side, summarize } from "./report.ts";
+import { type Results, writeResults } from "./results.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
-
-const USAGE = `usage: npm run bench:pc -- [--rounds N] [--quick] [--help]
-
-Parallel Consumer (Java) vs the offset-frontier runner (Node + KafkaJS) on one real broker,
-alternating sides round by round; each measured run is a fresh process.
-  --rounds N  rounds (each scenario once per side per round; default 3, at least 1)
-  --quick     1 round, 2,000 records in the example, 30,000 in the no-op runs; writes
-              bench/results/quick.pc.json and quick.pc.svg (not the committed results)
-  --report F  re-render the table, checks and chart of an earlier run's JSON (no broker)
-  --help      this text
-Needs Java 17 and Maven (bench/pc/pom.xml is resolved and compiled into .cache/pc/).
-KAFKA_BROKERS=host:port uses that broker instead of starting one.`;
-
-function parseArgs(argv: string[]): { rounds: number; quick: boolean; report: string | undefined } {
-  let rounds: number | undefined, quick = false, report: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--help" || a === "-h") {
-      console.log(USAGE);
-      process.exit(0);
-    } else if (a === "--quick") quick = true;
-    else if (a === "--rounds" || a.startsWith("--rounds=")) {
-      const v = a === "--rounds" ? argv[++i] : a.slice("--rounds=".length);
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) bad(`--rounds needs a whole number ≥ 1; got ${JSON.stringify(v ?? null)}`);
-      rounds = n;
-    } else if (a === "--report" || a.startsWith("--report=")) {
-      report = a === "--report" ? argv[++i] : a.slice("--report=".length);
-      if (!report) bad("--report needs a results file, e.g. bench/results/pc.json");
-    } else bad(`unknown option ${JSON.stringify(a)} (see --help)`);
-  }
-  return { rounds: rounds ?? (quick ? 1 : 3), quick, report };
-}
-
-/** What bench/results/pc.json holds (the fields the renderer reads). */
-interface Results {
-  date: string;
-  quick: boolean;
-  rounds: number;
-  minutes: number;
-  machine: { cpus: number; model: string | null; loadAverage: { before: number[]; after: number[] } };
-  versions: Record<string, string | null>;
-  settings: { example: { records: number }; noop: { records: number; partitions: number } };
-  rows: Row[];
-  checks: Check[];
-}
-
-/** Write `<base>.json` and `<base>.svg` into bench/results/ and print the table and the checks. */
-function writeResults(out: Results, writeJson = true): void {
-  const dir = join(ROOT, "bench", "results");
-  mkdirSync(dir, { recursive: true });
-  const base = out.quick ? "quick.pc" : "pc";
-  if (writeJson) writeFileSync(join(dir, `${base}.json`), JSON.stringify(out, null, 2) + "\n");
-  const { machine, versions } = out;
-  const { before, after } = machine.loadAverage;
-  const header = `Parallel Consumer ${versions.parallelConsumer ?? "?"} vs offset-frontier ${versions.offsetFrontier?.split(" ")[0] ?? "?"}${out.quick ? " (quick run)" : ""}, ${out.rounds} round(s), one broker`;
-  const sub = `${machine.cpus} × ${machine.model}; Java ${versions.java}, kafka-clients ${versions.kafkaClients}; Node ${versions.node}, KafkaJS ${versions.kafkajs}; ${versions.broker}; load ${before[0]} → ${after[0]}; ${out.date.slice(0, 10)}`;
-  const sizes = { example: out.settings.example.records, noop: out.settings.noop.records, noopPartitions: out.settings.noop.partitions };
-  writeFileSync(join(dir, `${base}.svg`), svg(out.rows, header, sub, sizes));
-  console.log(`\n${header}\n${sub}\n`);
-  console.log(table(out.rows));
-  console.log("");
-  for (const c of out.checks) console.log(`${c.pass === null ? "SKIP" : c.informational ? "info" : c.pass ? "PASS" : "FAIL"}  ${c.text}`);
-  console.log(`\nload average (1/5/15 min) ${before.join(" ")} → ${after.join(" ")} on ${machine.cpus} cores; ${out.minutes} min`);
-  console.log(`wrote bench/results/${base}${writeJson ? ".json and" : ".svg (from"} bench/results/${base}.${writeJson ? "svg" : "json)"}`);
-}
-
-function bad(msg: string): never {
-  console.error(`bench:pc: ${msg}`);
-  process.exit(2);
-}
 
 const { rounds: ROUNDS, quick: QUICK, report: REPORT } = parseArgs(process.argv.slice(2));
 if (REPORT !== undefined) {

@@ -1,0 +1,90 @@
+/**
+ * A partition of the current assignment inside the dispatcher: its state, counters,
+ * queues (ready, retry, per key, waiting) and idle waiters.
+ *
+ * @module
+ */
+import type { TopicPartition } from "./client.ts";
+import type { PartitionState } from "./metrics.ts";
+import type { CompletedSet } from "../tracker/completed_set.ts";
+import type { Tracker } from "../tracker/tracker.ts";
+import { Fifo } from "./fifo.ts";
+import type { Work } from "./work.ts";
+
+/** A partition of the current assignment inside the dispatcher. */
+export class Lane<M> implements TopicPartition {
+  /** `active`, `draining` or `stopped`; an ended lane is removed from the dispatcher. */
+  state: PartitionState = "active" as PartitionState;
+  /** Whether the lane ended (revoked, lost or shut down). */
+  ended = false;
+  /** Completions are no longer accepted (the shutdown grace or a revoke's drain bound expired). */
+  abandoned = false;
+  /** Paused at the client (backpressure, or stopped). */
+  paused = false;
+  /** Paused at the client until the committed metadata is read (no batch is taken meanwhile). */
+  held = false;
+  /** What an earlier owner's commit claimed finished, while delivery has not passed it. */
+  claim: CompletedSet | undefined;
+  /** When the current pause began. */
+  pausedAt = 0;
+  /** Paused time of finished pauses. */
+  pausedMs = 0;
+  /** Records in flight: running (handler or dead-letter producer) or waiting to retry. */
+  inFlight = 0;
+  /** Records running (handler or dead-letter producer). */
+  active = 0;
+  /** A draining lane's deadline (`Date.now()` ms): failed records may retry until then. */
+  drainUntil = 0;
+  /** Highest offset ever started in this lane (-1: none). A drain runs the queued records below it. */
+  maxStarted: number = -1;
+  /** Retained entries, as last read from the tracker. */
+  retained = 0;
+  /** Latency of the last acknowledged commit that carried this partition. */
+  lastCommitLatencyMs: number | undefined;
+  /** Aborted when the lane ends (or the shutdown grace expires). */
+  readonly controller: AbortController = new AbortController();
+  /** Records waiting to run, in delivery order (under `key` ordering: those whose key is free). */
+  readonly ready: Fifo<Work<M>> = new Fifo<Work<M>>();
+  /** Records whose retry delay passed: they run before `ready`. */
+  readonly retry: Fifo<Work<M>> = new Fifo<Work<M>>();
+  /** `key` ordering: keys with a record in flight or queued → records of that key waiting behind it. */
+  readonly keys: Map<string, Work<M>[]> = new Map();
+  /** Records waiting for their retry timer. */
+  readonly waiting: Set<Work<M>> = new Set();
+  #idle: Array<() => void> = [];
+
+  /**
+   * A lane for one partition assignment.
+   * @param topic topic name
+   * @param partition partition number
+   * @param tracker the assignment's tracker
+   */
+  constructor(readonly topic: string, readonly partition: number, readonly tracker: Tracker) {}
+
+  /** Records waiting for a worker. */
+  get queued(): number {
+    let n = this.ready.length + this.retry.length;
+    for (const rest of this.keys.values()) n += rest.length;
+    return n;
+  }
+
+  /** Whether nothing of this lane runs or waits to run (what a drain waits for). */
+  get isIdle(): boolean {
+    return this.active === 0 && this.ready.length === 0 && this.retry.length === 0 && this.keys.size === 0 &&
+      this.waiting.size === 0;
+  }
+
+  /** Resolves once the lane {@link isIdle}: nothing runs and nothing that is to run is queued. */
+  idle(): Promise<void> {
+    if (this.isIdle) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** @internal wakes {@link idle} waiters once the lane is idle */
+  notifyIdle(): void {
+    if (this.#idle.length === 0 || !this.isIdle) return;
+    const waiters = this.#idle;
+    this.#idle = [];
+    for (const w of waiters) w();
+  }
+}

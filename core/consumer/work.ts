@@ -1,0 +1,61 @@
+/**
+ * A delivered record on its way through the consumer (also the handler's context).
+ *
+ * @module
+ */
+import type { Handle } from "../tracker/tracker.ts";
+import type { Lane } from "./lane.ts";
+
+/** One delivered record on its way through the consumer; also the handler's context. */
+export class Work<M> {
+  /** How many times the handler was called for it (1 during the first call). */
+  attempt = 0;
+  /** Retry timer while waiting to run again. */
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The last error the handler threw. */
+  error: unknown;
+  /** While waiting: when the timer fires (`Date.now()` ms) and what it then does. */
+  due = 0;
+  /** @internal the waiting record's continuation */
+  then: (() => void) | undefined;
+
+  /**
+   * A record's work item, made when its batch is delivered.
+   * @param lane the partition lane it belongs to
+   * @param message the client's record
+   * @param offset its offset
+   * @param handle its tracker handle
+   * @param key its ordering key (`key` ordering only)
+   */
+  constructor(
+    readonly lane: Lane<M>,
+    readonly message: M,
+    readonly offset: number,
+    readonly handle: Handle,
+    key: string | undefined,
+  ) {
+    this.key = key;
+  }
+
+  /**
+   * Its ordering key (`key` ordering only). A record started by {@link Dispatcher.beginDirect}
+   * gets it only if it is still in flight when its handler call returns (a record that
+   * finished at once holds no key).
+   */
+  key: string | undefined;
+
+  /** Topic of the record. */
+  get topic(): string {
+    return this.lane.topic;
+  }
+
+  /** Partition of the record. */
+  get partition(): number {
+    return this.lane.partition;
+  }
+
+  /** Aborted when the record's work is abandoned: partition revoked or lost, or the shutdown grace expired. */
+  get signal(): AbortSignal {
+    return this.lane.controller.signal;
+  }
+}
