@@ -30,6 +30,7 @@
  * @module
  */
 import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, TopicPartition } from "../core/consumer/client.ts";
+import { CLAIM_READ_MS } from "../core/consumer/claims.ts";
 import { batchOffsets } from "./batch_offsets.ts";
 import { groupByTopic, tpKey } from "./topic_partitions.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
@@ -70,13 +71,6 @@ interface CommittedSource {
     cb: (err: unknown, answer?: Array<{ topic: string; partition: number; offset?: number; metadata?: string } | Error>) => void,
   ): unknown;
 }
-
-/**
- * How long the rebalance callback waits for the committed offsets of new partitions, which
- * it then hands to the client as their start positions (see {@link ConfluentClient}'s
- * `#rebalance`). Past it the client looks them up itself.
- */
-const START_READ_MS = 10_000;
 
 const ASSIGN = -175; // librdkafka ERR__ASSIGN_PARTITIONS
 const REVOKE = -174; // librdkafka ERR__REVOKE_PARTITIONS
@@ -479,11 +473,14 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       // whose lookup failed (an OffsetFetch error, e.g. an unknown member under KIP-848, or a
       // connection lost after the assignment changed): the partition stays assigned, never
       // fetched, every seek of it fails with "Local: Erroneous state", and the group stalls on
-      // it. A read that does not answer in time leaves the lookup to librdkafka.
+      // it. A read that does not answer in time leaves the lookup to librdkafka. In time is
+      // the runner's bound on the same read (where the runner bounds it, its timer was set in
+      // `assigned` above and fires first): an answer the runner takes its claims from is also
+      // where librdkafka starts, and one it gave up on is not waited for here either.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const read = await Promise.race([
         committed.then(() => true, () => false),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), START_READ_MS))),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), CLAIM_READ_MS))),
       ]);
       clearTimeout(timer);
       if (!read || this.#closed) return undefined;
