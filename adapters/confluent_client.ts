@@ -12,7 +12,8 @@
  *   revoked; the others carry on untouched (incremental assignments);
  * - each assignment reads the new partitions' committed offsets and metadata (through the
  *   internal client) so records an earlier owner finished are skipped, and hands those
- *   offsets back to the client as the partitions' start positions (see `#rebalance`);
+ *   offsets back to the client as the partitions' start positions (see `#rebalance` and
+ *   `confluent_positions.ts`);
  * - `eachBatch` registers the batch and returns at once (records run on the runner's
  *   pool); a batch not taken is left unresolved, so the client seeks back and delivers it
  *   again; backpressure is per-partition `pause`/`resume`;
@@ -29,7 +30,8 @@
  *
  * @module
  */
-import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, TopicPartition } from "../core/consumer/client.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../core/consumer/client.ts";
+import { CLAIM_READ_MS } from "../core/consumer/claims.ts";
 import { batchOffsets } from "./batch_offsets.ts";
 import { groupByTopic, tpKey } from "./topic_partitions.ts";
 import { InvalidArgumentError, describe } from "../core/errors.ts";
@@ -37,6 +39,7 @@ import { type CommitEventSource, CommitVerifier } from "./confluent_commits.ts";
 import { consumerConfig, resetPolicy } from "./confluent_config.ts";
 import { type ConfluentDeadLetterOptions, DeadLetterProducer } from "./confluent_dead_letter.ts";
 import { type ErrorEventSource, OutageWatch } from "./confluent_outage.ts";
+import { type CommittedSource, ConfluentPositions } from "./confluent_positions.ts";
 import { ConfluentStart, type ProbedClient } from "./confluent_start.ts";
 import type {
   ConfluentAssignmentFns,
@@ -57,27 +60,6 @@ interface MetadataSource {
   getMetadata(options: { timeout?: number }, cb: (err: unknown) => void): unknown;
 }
 
-/**
- * The internal client's committed-offset read (node-rdkafka `committed`). Read here rather
- * than through the KafkaJS-style `committed()`, which reports a committed offset of 0 and no
- * committed offset alike (`offset: null`). Each answer is a partition with `offset` absent
- * when the group has none, or an `Error` for a partition the broker refused.
- */
-interface CommittedSource {
-  committed(
-    partitions: ConfluentTopicPartition[],
-    timeout: number,
-    cb: (err: unknown, answer?: Array<{ topic: string; partition: number; offset?: number; metadata?: string } | Error>) => void,
-  ): unknown;
-}
-
-/**
- * How long the rebalance callback waits for the committed offsets of new partitions, which
- * it then hands to the client as their start positions (see {@link ConfluentClient}'s
- * `#rebalance`). Past it the client looks them up itself.
- */
-const START_READ_MS = 10_000;
-
 const ASSIGN = -175; // librdkafka ERR__ASSIGN_PARTITIONS
 const REVOKE = -174; // librdkafka ERR__REVOKE_PARTITIONS
 
@@ -94,27 +76,11 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   readonly #outcomeMs: number;
   readonly #revokeMs: number;
   #verifier: CommitVerifier | undefined;
-  #reader: CommittedSource | undefined;
   #outage: OutageWatch | undefined;
   #sink: ClientSink<ConfluentMessage> | undefined;
   #assignment = new Set<string>();
-  /** Partitions of the current assignment that had a batch taken: the client knows their fetch position. */
-  #taken = new Set<string>();
-  /**
-   * Where each partition of the current assignment starts, once its committed offset was
-   * read: the committed offset, -2 (earliest: the group has none, reset to earliest) or
-   * `null` (none, reset to latest). Absent: not known (not read yet, or the read failed).
-   */
-  #start = new Map<string, number | null>();
-  /** Partitions the runner paused (and did not resume since). */
-  #paused = new Set<string>();
-  /** Partitions whose start is being read again before they resume (see {@link ConfluentClient.resume}). */
-  #recovering = new Set<string>();
-  /** Bumped on every assignment of a partition: an answer for an earlier assignment is dropped. */
-  #epoch = new Map<string, number>();
-  readonly #earliest: boolean;
-  /** Where a partition without a committed offset starts (`undefined`: a policy only the client applies). */
-  readonly #reset: "earliest" | "latest" | undefined;
+  /** Start positions and committed floors of the assigned partitions, from the committed read at assignment. */
+  readonly #positions: ConfluentPositions;
   #eager = true; // the rebalance protocol: EAGER until librdkafka says COOPERATIVE
   #stopped = false;
   #closed = false;
@@ -164,8 +130,13 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     this.#revokeMs = revokeMs;
     this.#topics = topics;
     const final = consumerConfig(config, options.fromBeginning, (err, assignment, fns) => this.#rebalance(err, assignment, fns));
-    this.#reset = resetPolicy(final);
-    this.#earliest = this.#reset === "earliest";
+    this.#positions = new ConfluentPositions({
+      reset: resetPolicy(final),
+      assigned: (key) => this.#assignment.has(key),
+      closed: () => this.#closed,
+      stopped: () => this.#closed || this.#stopped,
+      resume: (partitions) => this.resume(partitions),
+    });
     this.#create = () => kafka.consumer(final);
     this.#consumer = this.#create();
     if (options.deadLetter) {
@@ -214,7 +185,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         throw new InvalidArgumentError("the Confluent consumer exposes no internal client: @confluentinc/kafka-javascript 1.x is required");
       }
       this.#verifier = new CommitVerifier(internal, this.#outcomeMs);
-      this.#reader = internal;
+      this.#positions.attach(internal);
       // A metadata request answers whether any broker is reachable (no poll needed).
       this.#outage = new OutageWatch(internal, sink, () =>
         new Promise<void>((resolve, reject) => internal.getMetadata({ timeout: PROBE_MS }, (err) => (err ? reject(err) : resolve()))));
@@ -240,12 +211,12 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         // owned before at a stale position (its pause seeks back to the last offset it
         // consumed in an earlier assignment, and seeks queued for a partition it did not
         // own are applied when it is assigned again).
-        const floor = this.#start.get(key);
+        const floor = this.#positions.floor(key);
         let from = 0;
-        if (typeof floor === "number" && floor > 0) while (from < n && offsets[from] < floor) from++;
+        if (floor !== undefined) while (from < n && offsets[from] < floor) from++;
         if (from === n) {
           resolveOffset(last); // all of it committed: move on
-          this.#taken.add(key);
+          this.#positions.took(key);
           return Promise.resolve();
         }
         const taken = sink.deliver({
@@ -258,7 +229,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         // Moves only the fetch position (auto-commit is off). Not resolved: the client seeks back and delivers it again.
         if (taken) {
           resolveOffset(last);
-          this.#taken.add(key);
+          this.#positions.took(key);
         }
         return Promise.resolve();
       },
@@ -267,7 +238,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
 
   pause(partitions: readonly TopicPartition[]): void {
     if (this.#closed || partitions.length === 0) return;
-    for (const p of partitions) this.#paused.add(tpKey(p.topic, p.partition));
+    this.#positions.paused(partitions);
     try {
       this.#consumer.pause(groupByTopic(partitions));
     } catch {
@@ -277,29 +248,8 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
 
   resume(partitions: readonly TopicPartition[]): void {
     if (this.#closed || this.#stopped || partitions.length === 0) return;
-    // The client's pause drops the records it fetched but did not deliver, and seeks back
-    // only partitions that delivered something: one that delivered nothing yet would go on
-    // past the dropped records. Seek it back to where it starts: its committed offset (or
-    // the reset policy when the group has none). When that is not known (the read at
-    // assignment failed), it stays paused until a read succeeds: a guess (earliest) could
-    // move it behind its committed offset and redo committed records.
-    const now: TopicPartition[] = [];
-    const seeks: Array<{ topic: string; partition: number; offset: string }> = [];
-    for (const p of partitions) {
-      const key = tpKey(p.topic, p.partition);
-      this.#paused.delete(key);
-      if (this.#taken.has(key) || !this.#assignment.has(key)) {
-        now.push(p);
-        continue;
-      }
-      if (!this.#start.has(key)) {
-        this.#recover(p);
-        continue;
-      }
-      now.push(p);
-      const start = this.#start.get(key);
-      if (typeof start === "number") seeks.push({ topic: p.topic, partition: p.partition, offset: String(start) });
-    }
+    // Partitions whose start is not known stay paused until it is read (see ConfluentPositions.resume).
+    const { now, seeks } = this.#positions.resume(partitions);
     if (now.length === 0) return;
     try {
       this.#consumer.resume(groupByTopic(now));
@@ -307,29 +257,6 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     } catch {
       // not connected
     }
-  }
-
-  /** Reads a partition's start again (retrying while it stays assigned), then resumes it there unless paused again since. */
-  #recover(p: TopicPartition): void {
-    const key = tpKey(p.topic, p.partition);
-    if (this.#recovering.has(key)) return;
-    this.#recovering.add(key);
-    const epoch = this.#epoch.get(key);
-    const current = (): boolean => !this.#closed && !this.#stopped && this.#epoch.get(key) === epoch && this.#assignment.has(key);
-    void (async () => {
-      try {
-        for (let attempt = 0; current() && !this.#start.has(key); attempt++) {
-          try {
-            await this.#committed([p]);
-          } catch {
-            await new Promise((r) => setTimeout(r, Math.min(5_000, 500 * (attempt + 1))));
-          }
-        }
-      } finally {
-        this.#recovering.delete(key);
-      }
-      if (current() && !this.#paused.has(key)) this.resume([p]);
-    })();
   }
 
   async commit(offsets: readonly CommitOffset[]): Promise<void> {
@@ -388,49 +315,6 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
   }
 
-  /** The committed offsets and metadata of `partitions` (a few tries: a rejection only costs the claims). */
-  async #committed(partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
-    let lastError: unknown;
-    // The assignment each answer is for: one that arrives after the partition was assigned anew is not its start.
-    const epochs = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), this.#epoch.get(tpKey(p.topic, p.partition))]));
-    for (let attempt = 0; attempt < 3 && !this.#closed; attempt++) {
-      try {
-        const answer = await this.#readCommitted(partitions);
-        return answer.map((p) => {
-          const offset = p.offset;
-          const known = typeof offset === "number" && Number.isSafeInteger(offset) && offset >= 0;
-          const key = tpKey(p.topic, p.partition);
-          if (this.#assignment.has(key) && epochs.has(key) && epochs.get(key) === this.#epoch.get(key)) {
-            this.#start.set(key, known ? offset : this.#earliest ? -2 : null);
-          }
-          return { topic: p.topic, partition: p.partition, offset: known ? offset : undefined, metadata: p.metadata ?? null };
-        });
-      } catch (error) {
-        lastError = error;
-        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
-      }
-    }
-    throw lastError ?? new Error("the consumer closed before the committed offsets were read");
-  }
-
-  /** One read of the group's committed offsets of `partitions` (rejects when any partition's answer is an error). */
-  #readCommitted(partitions: readonly TopicPartition[]): Promise<Array<{ topic: string; partition: number; offset?: number; metadata?: string }>> {
-    const reader = this.#reader;
-    if (!reader) return Promise.reject(new Error("the Confluent consumer is not running"));
-    return new Promise((resolve, reject) => {
-      try {
-        reader.committed(partitions.map((p) => ({ topic: p.topic, partition: p.partition })), 5_000, (err, answer) => {
-          if (err) return reject(err);
-          const bad = (answer ?? []).find((p) => p instanceof Error);
-          if (bad !== undefined || !answer) return reject(bad ?? new Error("no answer to the committed-offset read"));
-          resolve(answer as Array<{ topic: string; partition: number; offset?: number; metadata?: string }>);
-        });
-      } catch (error) {
-        reject(error); // e.g. not connected
-      }
-    });
-  }
-
   /**
    * The client's rebalance callback, awaited by the client before it applies the change. An
    * assignment it answers with start positions (see below) is the one the client applies.
@@ -452,13 +336,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       if (this.#eager) this.#assignment = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
       else for (const p of added) this.#assignment.add(tpKey(p.topic, p.partition));
       const fresh = this.#eager ? partitions : added;
-      for (const p of fresh) {
-        const key = tpKey(p.topic, p.partition);
-        this.#taken.delete(key);
-        this.#start.delete(key);
-        this.#paused.delete(key);
-        this.#epoch.set(key, (this.#epoch.get(key) ?? 0) + 1);
-      }
+      this.#positions.assigned(fresh);
       // Stale pauses of partitions new to this assignment go; the runner pauses anew what it
       // needs. No seek: a fresh partition starts at its committed offset (or the reset
       // policy), and a seek queued now to a guessed start (earliest) could land after the
@@ -470,7 +348,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
           // not connected
         }
       }
-      const committed = fresh.length > 0 && !this.#stopped ? this.#committed(fresh) : undefined;
+      const committed = fresh.length > 0 && !this.#stopped ? this.#positions.committed(fresh) : undefined;
       this.#sink.assigned(fresh, committed, !this.#eager);
       if (this.#stopped) this.pause(fresh);
       if (committed === undefined) return undefined;
@@ -479,15 +357,18 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       // whose lookup failed (an OffsetFetch error, e.g. an unknown member under KIP-848, or a
       // connection lost after the assignment changed): the partition stays assigned, never
       // fetched, every seek of it fails with "Local: Erroneous state", and the group stalls on
-      // it. A read that does not answer in time leaves the lookup to librdkafka.
+      // it. A read that does not answer in time leaves the lookup to librdkafka. In time is
+      // the runner's bound on the same read (where the runner bounds it, its timer was set in
+      // `assigned` above and fires first): an answer the runner takes its claims from is also
+      // where librdkafka starts, and one it gave up on is not waited for here either.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const read = await Promise.race([
         committed.then(() => true, () => false),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), START_READ_MS))),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), CLAIM_READ_MS))),
       ]);
       clearTimeout(timer);
       if (!read || this.#closed) return undefined;
-      return this.#withStarts(assignment, new Set(fresh.map((p) => tpKey(p.topic, p.partition))));
+      return this.#positions.withStarts(assignment, new Set(fresh.map((p) => tpKey(p.topic, p.partition))));
     } else if (err.code === REVOKE) {
       if (fns.assignmentLost()) {
         this.#sink.lost(partitions);
@@ -507,20 +388,6 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       this.#assignment = new Set();
     }
     return undefined;
-  }
-
-  /**
-   * `assignment` with a start position for each partition of `fresh` whose start was read:
-   * its committed offset, else the reset policy's end (-2 the earliest, -1 the latest). The
-   * others go without one (the client looks them up).
-   */
-  #withStarts(assignment: readonly ConfluentTopicPartition[], fresh: ReadonlySet<string>): ConfluentStartingPartition[] {
-    return assignment.map((p) => {
-      const key = tpKey(p.topic, p.partition);
-      const start = fresh.has(key) ? this.#start.get(key) : undefined;
-      const offset = typeof start === "number" ? start : start === null && this.#reset === "latest" ? -1 : undefined;
-      return offset === undefined ? { topic: p.topic, partition: p.partition } : { topic: p.topic, partition: p.partition, offset };
-    });
   }
 }
 

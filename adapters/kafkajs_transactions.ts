@@ -211,12 +211,21 @@ export class KafkaJSTransactions implements TransactionalPort {
   }
 
   async open(partitions: readonly OpenPartition[], signal: AbortSignal): Promise<readonly CommittedPosition[]> {
+    // The producers this open set up: an aborted open releases them (left in place, one could fence the new owner later).
+    const mine = new Map<string, PartitionProducer>();
+    const aborted = (): Error => {
+      this.#forget(mine);
+      return new Error("the partitions ended before their producers were open");
+    };
     for (let attempt = 0; ; attempt++) {
-      if (signal.aborted || this.#closed) throw new Error("the partitions ended before their producers were open");
+      if (signal.aborted || this.#closed) throw aborted();
       try {
-        await Promise.all(partitions.map((p) => this.#ready(p)));
+        // Every producer settles before the next step: none is set up after an abort released them.
+        const ready = await Promise.allSettled(partitions.map((p) => this.#ready(p, mine)));
+        const failed = ready.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (failed) throw failed.reason;
         const positions = await this.#committed(partitions);
-        if (signal.aborted || this.#closed) throw new Error("the partitions ended before their producers were open");
+        if (signal.aborted || this.#closed) throw aborted();
         const at = new Map(positions.map((p) => [tpKey(p.topic, p.partition), p.offset]));
         for (const p of partitions) {
           const committed = at.get(tpKey(p.topic, p.partition));
@@ -226,14 +235,29 @@ export class KafkaJSTransactions implements TransactionalPort {
         }
         return positions;
       } catch (error) {
-        if (signal.aborted || this.#closed) throw error;
+        if (signal.aborted || this.#closed) {
+          this.#forget(mine);
+          throw error;
+        }
         await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
       }
     }
   }
 
-  /** The partition's producer, open and initialised (fencing every earlier one), unless a kept healthy one is there. */
-  async #ready(p: OpenPartition): Promise<void> {
+  /** Disconnects and forgets the producers of `mine` that are still the ones in place (a later open's stay). */
+  #forget(mine: ReadonlyMap<string, PartitionProducer>): void {
+    for (const [key, pp] of mine) {
+      if (this.#producers.get(key) !== pp) continue;
+      this.#producers.delete(key);
+      void this.#disconnect(pp);
+    }
+  }
+
+  /**
+   * The partition's producer, open and initialised (fencing every earlier one), unless a kept
+   * healthy one is there; one it sets up is recorded in `mine`.
+   */
+  async #ready(p: OpenPartition, mine: Map<string, PartitionProducer>): Promise<void> {
     const key = tpKey(p.topic, p.partition);
     const old = this.#producers.get(key);
     if (old && p.kept && !old.busy && !old.broken) return;
@@ -272,6 +296,7 @@ export class KafkaJSTransactions implements TransactionalPort {
     const now = this.#producers.get(key);
     if (now) void this.#disconnect(now); // a concurrent open won: keep the newest (it fenced the other)
     this.#producers.set(key, pp);
+    mine.set(key, pp);
   }
 
   async #committed(partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {

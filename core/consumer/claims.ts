@@ -33,7 +33,9 @@ export interface ClaimInputs<M> {
 /**
  * How long a read of the committed offsets at assignment may take before the lanes run
  * without the earlier owners' claims (records redone, never skipped): a read that hangs (a
- * coordinator still loading its offsets) costs the claims, not the partition.
+ * coordinator still loading its offsets) costs the claims, not the partition. A client
+ * binding that waits for the same read (e.g. to hand its answer to the client as start
+ * positions) waits this long too: one bound for one read.
  */
 export const CLAIM_READ_MS = 5_000;
 

@@ -41,7 +41,7 @@ import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/ka
 import { ClusterRefusedError, ClusterUnavailableError } from "../../core/errors.ts";
 import { committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
 import { asObject, consumerConfig, kafka as loggingKafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
-import { bindings, confluentConfig, loadConfluent } from "./bindings.ts";
+import { type Binding, bindings, confluentConfig, loadConfluent } from "./bindings.ts";
 
 /** A KafkaJS client that keeps quiet about the outage's connection errors (KAFKAJS_LOG=… to see them). */
 function kafka(brokers: string, retry?: RetryOptions): Kafka {
@@ -260,6 +260,18 @@ function newSeen(): Seen {
   return { processed: new Set(), unavailable: 0, available: 0, errors: [] };
 }
 
+/**
+ * The outage tests' consumer through `binding` (not started): 8 at a time from the
+ * beginning, recording into `seen`; `settled()` tells whether it has closed.
+ */
+function outageConsumer(binding: Binding, brokers: string, groupId: string, topic: string, signal: AbortSignal) {
+  const seen = newSeen();
+  const c = binding.create({ brokers, groupId, topics: [topic], fromBeginning: true, concurrency: 8, signal, ...observing(seen) });
+  let closed = false;
+  void c.closed.then(() => (closed = true));
+  return { c, seen, settled: (): boolean => closed };
+}
+
 for (const binding of bindings().filter((b) => b.name === "confluent")) {
   test(`(${runtime()}, ${binding.name}) the broker down 20 s mid-run: the binding reports the outage and its end; the consumer finishes by itself`, { timeout: 240_000 }, async () => {
     const broker = await startBroker();
@@ -270,18 +282,7 @@ for (const binding of bindings().filter((b) => b.name === "confluent")) {
       await createTopic(b, topic, 3);
       await produce(b, topic, Array.from({ length: 3_000 }, (_, i) => ({ key: `k${i % 100}`, value: `${i}` })));
       const ends = asObject(await endOffsets(b, topic));
-      const seen = newSeen();
-      const c = binding.create({
-        brokers: b,
-        groupId,
-        topics: [topic],
-        fromBeginning: true,
-        concurrency: 8,
-        signal: controller.signal,
-        ...observing(seen),
-      });
-      let settled = false;
-      void c.closed.then(() => (settled = true));
+      const { c, seen, settled } = outageConsumer(binding, b, groupId, topic, controller.signal);
       await c.start();
       await waitFor(() => seen.processed.size >= 600, 60_000, "the consumer under way");
       note(`${binding.name}: under way (${seen.processed.size}); killing the broker`);
@@ -303,7 +304,7 @@ for (const binding of bindings().filter((b) => b.name === "confluent")) {
         await sleep(250);
       }
       assert.deepEqual(committed, ends, "committed offsets equal the end offsets");
-      assert.equal(settled, false, "the consumer never stopped on its own");
+      assert.equal(settled(), false, "the consumer never stopped on its own");
       assert.ok(seen.available >= 1, `the end of the outage was reported (${seen.unavailable} unavailable, ${seen.available} available)`);
       assert.equal(c.metrics().cluster.state, "available");
       controller.abort();
@@ -326,18 +327,7 @@ for (const binding of bindings().filter((b) => b.name === "confluent")) {
       const ends = asObject(await endOffsets(b, topic));
       await broker.kill();
       const killedAt = Date.now();
-      const seen = newSeen();
-      const c = binding.create({
-        brokers: b,
-        groupId,
-        topics: [topic],
-        fromBeginning: true,
-        concurrency: 8,
-        signal: controller.signal,
-        ...observing(seen),
-      });
-      let settled = false;
-      void c.closed.then(() => (settled = true));
+      const { c, seen, settled } = outageConsumer(binding, b, groupId, topic, controller.signal);
       note(`${binding.name}: broker killed; starting a consumer`);
       const starting = c.start();
       let started = false;
@@ -362,7 +352,7 @@ for (const binding of bindings().filter((b) => b.name === "confluent")) {
         await sleep(250);
       }
       assert.deepEqual(committed, ends, "committed offsets equal the end offsets");
-      assert.equal(settled, false, "the consumer never stopped on its own");
+      assert.equal(settled(), false, "the consumer never stopped on its own");
       assert.ok(seen.available >= 1, `the cluster's answer was reported (${seen.unavailable} unavailable, ${seen.available} available)`);
       assert.equal(c.metrics().cluster.state, "available");
       controller.abort();

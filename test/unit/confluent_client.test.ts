@@ -1,12 +1,13 @@
 // The Confluent binding's client port (adapters/confluent_client.ts) over a fake
 // `KafkaJS.Kafka`: where new partitions start, the committed floor of delivered batches,
-// and a partition whose committed read failed. The fake records what the binding asks of
-// the client (pause, resume, seek, the assignment its rebalance callback hands back) and
-// answers `committed()` as the test says.
+// a partition whose committed read failed, and one whose read does not answer in time. The
+// fake records what the binding asks of the client (pause, resume, seek, the assignment its
+// rebalance callback hands back) and answers `committed()` as the test says.
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { describe, test } from "node:test";
 import { ConfluentClient } from "../../adapters/confluent_client.ts";
+import { CLAIM_READ_MS } from "../../core/consumer/claims.ts";
 import type {
   ConfluentAssignmentFns,
   ConfluentCommitted,
@@ -145,6 +146,18 @@ describe("ConfluentClient (fake client)", () => {
     const client = new ConfluentClient(f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
     await client.start(sink().sink);
     assert.equal(await f.rebalance([{ topic: T, partition: 0 }]), undefined);
+    await client.close();
+  });
+
+  test("a committed read that does not answer within the runner's bound (CLAIM_READ_MS) leaves the lookup to librdkafka", async () => {
+    // One bound for one read: the rebalance callback does not wait past the point where the runner gave up on it.
+    const f = fake(() => new Promise<Raw[]>(() => {}));
+    const client = new ConfluentClient(f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
+    await client.start(sink().sink);
+    const t0 = Date.now();
+    assert.equal(await f.rebalance([{ topic: T, partition: 0 }]), undefined);
+    const ms = Date.now() - t0;
+    assert.ok(ms >= CLAIM_READ_MS - 50 && ms < CLAIM_READ_MS + 1_000, `the callback returned after ${ms} ms`);
     await client.close();
   });
 
