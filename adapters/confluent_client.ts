@@ -52,6 +52,17 @@ import type {
   ConfluentTopicPartition,
 } from "./confluent_types.ts";
 
+/**
+ * How long the rebalance callback waits for the committed read at assignment before it
+ * leaves the lookup to librdkafka: twice the runner's bound on the same read
+ * ({@link CLAIM_READ_MS}). Past the runner's bound only the earlier owners' claims are lost
+ * (records redone, never skipped); librdkafka's own lookup can leave a partition assigned
+ * and never fetched (see the callback), so the start positions are waited for longer. An
+ * answer between the two bounds is still where the partition starts: its committed offset.
+ * @internal
+ */
+export const START_READ_MS = 2 * CLAIM_READ_MS;
+
 /** How long an outage probe (a metadata request) waits for a broker's answer. */
 const PROBE_MS = 3_000;
 
@@ -357,14 +368,11 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       // whose lookup failed (an OffsetFetch error, e.g. an unknown member under KIP-848, or a
       // connection lost after the assignment changed): the partition stays assigned, never
       // fetched, every seek of it fails with "Local: Erroneous state", and the group stalls on
-      // it. A read that does not answer in time leaves the lookup to librdkafka. In time is
-      // the runner's bound on the same read (where the runner bounds it, its timer was set in
-      // `assigned` above and fires first): an answer the runner takes its claims from is also
-      // where librdkafka starts, and one it gave up on is not waited for here either.
+      // it. A read that does not answer within START_READ_MS leaves the lookup to librdkafka.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const read = await Promise.race([
         committed.then(() => true, () => false),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), CLAIM_READ_MS))),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), START_READ_MS))),
       ]);
       clearTimeout(timer);
       if (!read || this.#closed) return undefined;

@@ -35,7 +35,7 @@ export interface ClaimInputs<M> {
  * without the earlier owners' claims (records redone, never skipped): a read that hangs (a
  * coordinator still loading its offsets) costs the claims, not the partition. A client
  * binding that waits for the same read (e.g. to hand its answer to the client as start
- * positions) waits this long too: one bound for one read.
+ * positions) derives its wait from this bound and never waits less.
  */
 export const CLAIM_READ_MS = 5_000;
 
