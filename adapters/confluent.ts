@@ -13,7 +13,6 @@ import process from "node:process";
 import { UnsupportedRuntimeError } from "../core/errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
 import { ConfluentClient } from "./confluent_client.ts";
-import { unlimitedSignalListeners } from "./signal_listeners.ts";
 import type { ConfluentDeadLetterOptions } from "./confluent_dead_letter.ts";
 import type { ConfluentConsumerConfig, ConfluentKafka, ConfluentMessage } from "./confluent_types.ts";
 
@@ -86,7 +85,7 @@ export function createConfluentConsumer(options: ConfluentConsumerOptions): Para
     ...(deadLetter !== undefined ? { deadLetter } : {}),
     ...(commitOutcomeTimeoutMs !== undefined ? { commitOutcomeTimeoutMs } : {}),
   });
-  return new ParallelConsumer<ConfluentMessage>(client, { ...rest, handler: unlimitedSignalListeners(rest.handler) });
+  return new ParallelConsumer<ConfluentMessage>(client, rest);
 }
 
 /** Options of {@link consumeConfluent}: the consumer options plus the signals that shut it down. */

@@ -51,6 +51,7 @@ import type {
   ConfluentStartingPartition,
   ConfluentTopicPartition,
 } from "./confluent_types.ts";
+import { unlimitedListeners } from "./signal_listeners.ts";
 
 /**
  * How long the rebalance callback waits for the committed read at assignment before it
@@ -319,6 +320,10 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       this.#outage?.close();
       if (this.#dlq) await this.#dlq.disconnect();
     }
+  }
+
+  recordSignal(signal: AbortSignal): void {
+    unlimitedListeners(signal);
   }
 
   keyOf(message: ConfluentMessage): string | undefined {

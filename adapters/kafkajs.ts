@@ -10,7 +10,6 @@
  */
 import type { Consumer, Kafka, KafkaMessage } from "./kafkajs_types.ts";
 import { KafkaJSClient } from "./kafkajs_client.ts";
-import { unlimitedSignalListeners } from "./signal_listeners.ts";
 import { type DeadLetterOptions, transactionalDeadLetter } from "./kafkajs_dead_letter.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./kafkajs_transactions.ts";
@@ -88,7 +87,7 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
     ...(deadLetter !== undefined ? { deadLetter } : {}),
     ...(kafka !== undefined ? { kafka } : {}),
   });
-  return new ParallelConsumer<KafkaMessage>(client, { ...rest, handler: unlimitedSignalListeners(rest.handler) });
+  return new ParallelConsumer<KafkaMessage>(client, rest);
 }
 
 /** {@link createKafkaJSConsumer}, started: resolves once consuming has begun. */

@@ -50,6 +50,7 @@ import { batchOffsets } from "./batch_offsets.ts";
 import { groupByTopic } from "./topic_partitions.ts";
 import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../core/consumer/client.ts";
 import { describe, InvalidArgumentError } from "../core/errors.ts";
+import { unlimitedListeners } from "./signal_listeners.ts";
 
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
@@ -294,6 +295,10 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([closing, new Promise<void>((r) => (timer = setTimeout(r, CLOSE_BOUND_MS)))]);
     clearTimeout(timer);
+  }
+
+  recordSignal(signal: AbortSignal): void {
+    unlimitedListeners(signal);
   }
 
   keyOf(message: KafkaMessage): string | undefined {

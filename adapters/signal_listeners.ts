@@ -4,31 +4,18 @@
  * client, a timer, an SDK call) adds one `abort` listener per record, and Node prints
  * `MaxListenersExceededWarning` once more than 10 wait on one signal, that is with more
  * than 10 records of a partition in flight (`concurrency: 100` does that). The listeners
- * are removed as the calls end; the warning is noise. The bindings wrap the handler with
- * {@link unlimitedSignalListeners}: the limit is lifted once per signal.
+ * are removed as the calls end; the warning is noise. The bindings lift the limit in their
+ * `ConsumerClient.recordSignal`, once per partition assignment, before any handler
+ * sees the signal: nothing runs per record.
  *
  * @module
  */
 import { setMaxListeners } from "node:events";
-import type { Handler } from "../core/consumer/runner.ts";
 
 /**
- * `handler`, lifting the listener limit of each record signal it sees (once per signal).
- * Anything that is not a function is returned as it is, for the runner to reject.
+ * Lifts the listener limit of a record signal (a binding's `ConsumerClient.recordSignal`).
+ * @param signal a partition assignment's record signal
  */
-export function unlimitedSignalListeners<M>(handler: Handler<M>): Handler<M> {
-  if (typeof handler !== "function") return handler;
-  const lifted = new WeakSet<AbortSignal>(); // a partition assignment's signal is lifted once
-  let last: AbortSignal | undefined; // the signal of the previous call: consecutive records share one
-  return (message, context) => {
-    const signal = context.signal;
-    if (signal !== last) {
-      last = signal;
-      if (!lifted.has(signal)) {
-        lifted.add(signal);
-        setMaxListeners(0, signal); // 0: no limit
-      }
-    }
-    return handler(message, context);
-  };
+export function unlimitedListeners(signal: AbortSignal): void {
+  setMaxListeners(0, signal); // 0: no limit
 }

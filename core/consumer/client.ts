@@ -151,4 +151,10 @@ export interface ConsumerClient<M> {
   keyOf?(message: M): string | undefined;
   /** Produces the record to the dead-letter topic; resolves only when the broker acknowledged. */
   deadLetter?(message: M, info: DeadLetterInfo): Promise<void>;
+  /**
+   * Called once with each partition assignment's record signal (the `signal` of its
+   * records' contexts) before any handler sees it; the Node bindings lift its listener
+   * limit here, so that a handler may pass the signal on with many records in flight.
+   */
+  recordSignal?(signal: AbortSignal): void;
 }

@@ -34,6 +34,8 @@ export interface DispatchHooks<M> {
   pause(lane: Lane<M>, reason: "high-water-mark" | "max-buffered"): void;
   /** Resume fetching the lane's partition. */
   resume(lane: Lane<M>): void;
+  /** A new lane's record signal, before any record of it starts ({@link ConsumerClient.recordSignal}). */
+  recordSignal?(signal: AbortSignal): void;
 }
 
 /**
@@ -103,6 +105,7 @@ export class Dispatcher<M> {
     const old = byPartition.get(partition);
     if (old) this.removeLane(old);
     const lane = new Lane<M>(topic, partition, tracker);
+    this.#hooks.recordSignal?.(lane.controller.signal);
     byPartition.set(partition, lane);
     this.#order.push(lane);
     return lane;
