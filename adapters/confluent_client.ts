@@ -104,7 +104,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   /**
    * A binding that creates its consumer from `kafka` and `config` (not connected yet).
    * @param kafka the Confluent `KafkaJS.Kafka` client
-   * @param config the consumer configuration (see {@link ConfluentConsumerOptions.config})
+   * @param config the consumer configuration (see `ConfluentConsumerOptions.config`)
    * @param topics topics to subscribe to
    * @param options `fromBeginning`, the dead-letter producer, the commit-outcome timeout
    */

@@ -1,6 +1,6 @@
 /**
  * The client port: the small surface a Kafka client binding implements so the
- * {@link ParallelConsumer} can drive it. The runner never imports a client; a binding
+ * `ParallelConsumer` can drive it. The runner never imports a client; a binding
  * (e.g. `adapters/kafkajs.ts`) translates its client's batches, pauses, commits and
  * group events to and from these calls.
  *

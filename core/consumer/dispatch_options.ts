@@ -13,7 +13,7 @@ import { InvalidArgumentError, describe } from "../errors.ts";
  */
 export type Ordering = "partition" | "key" | "unordered";
 
-/** Sizes and bounds of a {@link Dispatcher}. */
+/** Sizes and bounds of a `Dispatcher`. */
 export interface DispatchOptions {
   /** Default `"key"`. */
   ordering?: Ordering;

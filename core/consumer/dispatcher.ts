@@ -34,7 +34,7 @@ export interface DispatchHooks<M> {
   pause(lane: Lane<M>, reason: "high-water-mark" | "max-buffered"): void;
   /** Resume fetching the lane's partition. */
   resume(lane: Lane<M>): void;
-  /** A new lane's record signal, before any record of it starts ({@link ConsumerClient.recordSignal}). */
+  /** A new lane's record signal, before any record of it starts (`ConsumerClient.recordSignal`). */
   recordSignal?(signal: AbortSignal): void;
 }
 

@@ -38,7 +38,7 @@ export class Work<M> {
   }
 
   /**
-   * Its ordering key (`key` ordering only). A record started by {@link Dispatcher.beginDirect}
+   * Its ordering key (`key` ordering only). A record started by `Dispatcher.beginDirect`
    * gets it only if it is still in flight when its handler call returns (a record that
    * finished at once holds no key).
    */

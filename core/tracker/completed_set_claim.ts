@@ -16,7 +16,7 @@ export class CompletedSet {
   readonly #finished: number;
   #cursor = 0; // index of the first run that ends after the last query
 
-  /** @internal use {@link decodeCompletedSet}; runs must be sorted, disjoint, inside [base, end). */
+  /** @internal use `decodeCompletedSet`; runs must be sorted, disjoint, inside [base, end). */
   constructor(base: number, end: number, runs: Float64Array, count: number) {
     this.base = base;
     this.end = end;
@@ -72,7 +72,7 @@ export class CompletedSet {
   /**
    * Copies the unfinished runs inside [from, end) as (start, length) pairs into `out` (a run that
    * contains `from` is clipped to start there), at most `max` pairs; returns how many. With
-   * `base: from, end: set.end` they are a {@link RunsInput} for re-encoding at a later commit.
+   * `base: from, end: set.end` they are a `RunsInput` for re-encoding at a later commit.
    */
   unfinishedRuns(from: number, out: Float64Array, max: number): number {
     const runs = this.#runs;

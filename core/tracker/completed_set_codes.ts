@@ -115,7 +115,7 @@ export function largestFitting(r: number, code: number): number {
   return r < k + 1 ? -1 : (r - k) * POW2[k] - 1;
 }
 
-/** @internal A code's name in {@link Encoded.format}: `eg<k>` or `rice<k>`. */
+/** @internal A code's name in `Encoded.format`: `eg<k>` or `rice<k>`. */
 export function codeName(code: number): string {
   return code < CODES ? `eg${code}` : `rice${code - CODES}`;
 }
