@@ -163,7 +163,7 @@ export class ParallelConsumer<M> {
           });
         }
       },
-      ...(client.recordSignal ? { recordSignal: (signal: AbortSignal) => client.recordSignal!(signal) } : {}),
+      recordSignal: (signal) => client.recordSignal?.(signal),
     });
     const keyOf = client.keyOf;
     const scheduler = this.#scheduler = new CommitScheduler(frontier, {
