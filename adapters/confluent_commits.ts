@@ -149,6 +149,9 @@ export class CommitVerifier {
     const outcome = new Promise<void>((resolve, reject) => {
       pending = { signature: commitSignature(offsets), resolve, reject };
     });
+    // Settled before `send` resolves (an early refusal, the timeout), `outcome` has no
+    // handler yet: mark it handled, or the runtime treats it as unhandled and ends the process.
+    outcome.catch(() => {});
     this.#pending.add(pending); // before sending: the outcome may come back before `send` resolves
     let settled = false;
     const timer = setTimeout(() => {

@@ -3,6 +3,7 @@
 // error; a refusal, a disconnect or no outcome in time fails it.
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
+import process from "node:process";
 import { describe, test } from "node:test";
 import { CommitRefusedError, CommitVerifier, holdsCommit, type ReadBackPosition } from "../../adapters/confluent_commits.ts";
 
@@ -59,6 +60,30 @@ describe("CommitVerifier", () => {
     await tick();
     await tick();
     assert.equal(w.state(), "resolved");
+  });
+
+  test("a refusal or the timeout while the client's send is still pending fails the commit and leaves no unhandled rejection", async () => {
+    // Seen in chaos (cooperative): librdkafka reported "Waiting for coordinator" (-180)
+    // before commitOffsets resolved, and the member died of the unhandled rejection.
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const { source, verifier } = setup(20);
+      const refused = watch(verifier.commit(offsets, async () => {
+        source.emit("offset.commit", { code: -180, message: "Local: Waiting for coordinator" }, offsets);
+        await new Promise((r) => setTimeout(r, 30));
+      }));
+      const timedOut = watch(verifier.commit([{ topic: "t", partition: 3, offset: 1 }], () => new Promise((r) => setTimeout(r, 60))));
+      await new Promise((r) => setTimeout(r, 120));
+      assert.equal(refused.state(), "rejected");
+      assert.equal((refused.error() as CommitRefusedError).code, -180);
+      assert.equal(timedOut.state(), "rejected");
+      assert.match(String(timedOut.error()), /no outcome/);
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 
   test("a failed send, a disconnect and a missing outcome each fail the commit", async () => {
