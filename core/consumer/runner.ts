@@ -255,7 +255,10 @@ export class ParallelConsumer<M> {
       lost: (partitions) => rebalance.lost(partitions),
       deliver: (batch) => delivery.deliver(batch),
       failed: (error) => this.#failed(error),
-      unavailable: (error, brokers) => this.#watch.failed(error, brokers),
+      unavailable: (error, brokers) => {
+        this.#stall.unreachable(); // what finishes during an outage cannot be committed: start no more of it
+        return this.#watch.failed(error, brokers);
+      },
       available: () => this.#watch.recovered(),
       signal: this.#stopWaiting.signal,
     };

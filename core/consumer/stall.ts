@@ -1,8 +1,8 @@
 /**
  * The stall guard: holds dispatching while commits do not land. Records that finished
  * but cannot be committed are work a restart redoes; past `commit.stallMs` without an
- * acknowledgement (or at once after a refused commit) no new record starts until a
- * commit is acknowledged again.
+ * acknowledgement (or at once after a refused commit, or when the client reports the
+ * cluster out of reach) no new record starts until a commit is acknowledged again.
  *
  * @module
  */
@@ -66,6 +66,15 @@ export class StallGuard {
     if (seq !== this.#seq) return;
     this.#refused = true;
     this.check();
+  }
+
+  /**
+   * The client reported the cluster out of reach: nothing that finishes now can be
+   * committed until it answers, so hold at once (when records finished since the last
+   * acknowledgement), as after a refused commit, until a commit is acknowledged.
+   */
+  unreachable(): void {
+    this.refused(this.#seq);
   }
 
   /** A commit was acknowledged: the clock restarts, and a hold ends. */

@@ -162,6 +162,41 @@ describe("commit scheduler", () => {
     await c.shutdown(50);
   });
 
+  test("a cluster reported out of reach holds dispatching at once, long before stallMs; an acknowledged commit releases it", async () => {
+    const client = new MemoryClient();
+    let answer = deferred(); // the commit in flight gets no answer until the test says so
+    client.commitImpl = () => answer.promise;
+    const ran: number[] = [];
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "partition",
+      commit: { stallMs: 60_000, intervalMs: 20 },
+      handler: async (m) => {
+        ran.push(m.offset);
+        await sleep(5);
+      },
+    });
+    await c.start();
+    client.sink.assigned([{ topic: "t", partition: 0 }]);
+    client.deliver("t", 0, range(0, 2000));
+    await until(() => ran.length >= 10, 2_000, "running");
+    const before = ran.length;
+    await sleep(100);
+    assert.ok(ran.length > before + 5, `an unanswered commit alone holds nothing before stallMs (${before} → ${ran.length})`);
+    assert.equal(c.metrics().stalled, false);
+    client.sink.unavailable(new Error("1/1 brokers are down"), ["127.0.0.1:9092"]);
+    assert.equal(c.metrics().stalled, true, "held at once");
+    const at = ran.length;
+    await sleep(150);
+    assert.ok(ran.length <= at + 1, `no new record starts while held (${at} → ${ran.length})`);
+    client.sink.available();
+    answer.resolve();
+    answer = deferred();
+    answer.resolve();
+    await until(() => !c.metrics().stalled && ran.length > at + 5, 3_000, "released");
+    await c.shutdown(50);
+  });
+
   test("commit.stallMs: Infinity never holds; a bad value is a typed error", () => {
     const client = new MemoryClient();
     assert.throws(() => new ParallelConsumer<Msg>(client, { handler: () => {}, commit: { stallMs: -1 } }), /commit\.stallMs.*-1/);
