@@ -30,7 +30,8 @@ export interface CommitOptions {
    * When no commit has been acknowledged for this long while records kept finishing, no
    * new record starts until one is (running records finish): while commits cannot land —
    * a broker outage, a lost coordinator — what a crash would redo stays bounded. A commit
-   * the client refuses outright holds at once (a timed-out one after this long). Default
+   * the client refuses outright, or the client's report that the cluster is out of reach,
+   * holds at once (a timed-out commit after this long). Default
    * 1,000 ms in eager mode (hundreds of healthy round trips), 3 × `intervalMs` in interval
    * mode; `Infinity` never holds.
    */

@@ -56,7 +56,7 @@ export interface ConsumerMetrics {
   completed: number;
   /** Records delivered again that an earlier owner's commit had claimed finished: completed without running the handler. */
   skipped: number;
-  /** No record starts: no commit was acknowledged for `commit.stallMs` although records finished. */
+  /** No record starts: no commit was acknowledged for `commit.stallMs` (or one was refused, or the cluster is out of reach) although records finished. */
   stalled: boolean;
   /** Handler failures (each failed attempt counts). */
   failures: number;
@@ -177,7 +177,7 @@ export interface ClaimEvent extends TopicPartition {
  * | `retry`      | a handler attempt failed and the record runs again after a delay     | {@link RetryEvent}: `topic`, `partition`, `offset`, `attempt`, `delayMs`, `error` |
  * | `deadLetter` | the dead-letter produce of a record was acknowledged (the record now counts as complete) | {@link DeadLetterEvent}: `topic`, `partition`, `offset`, `attempts`, `error` |
  * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |
- * | `stall`      | no commit was acknowledged for `commit.stallMs` while records finished: no record starts until one is (or that hold ended) | {@link StallEvent}: `stalled`, `sinceMs` |
+ * | `stall`      | no commit was acknowledged for `commit.stallMs` (or one was refused, or the cluster is out of reach) while records finished: no record starts until one is (or that hold ended) | {@link StallEvent}: `stalled`, `sinceMs` |
  * | `transaction`| exactly-once mode: one partition's transaction ended (committed, aborted or fenced) | {@link TransactionEvent}: `topic`, `partition`, `outcome`, `offset`, `records`, `latencyMs`, `error?` |
  * | `claim`      | at assignment, a partition's committed metadata was read back: used as a completed set, or ignored with the reason | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
  * | `unavailable` | an attempt to reach the cluster failed (connect, join, coordinator, commit): the consumer waits and tries again | {@link UnavailableEvent}: `sinceMs`, `attempts`, `lastError`, `brokers`, `delayMs` |

@@ -63,7 +63,7 @@ export class StallGuard {
 
   /** A commit sent in assignment `seq` was refused: if that is still the current one, hold at once (until an acknowledgement) when records finished since the last one. */
   refused(seq: number): void {
-    if (seq !== this.#seq) return;
+    if (seq !== this.#seq || this.#stallMs === Infinity) return; // Infinity: the user asked never to hold
     this.#refused = true;
     this.check();
   }

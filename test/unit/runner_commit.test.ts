@@ -197,8 +197,28 @@ describe("commit scheduler", () => {
     await c.shutdown(50);
   });
 
-  test("commit.stallMs: Infinity never holds; a bad value is a typed error", () => {
+  test("commit.stallMs: Infinity never holds, not after a refused commit nor an outage report; a bad value is a typed error", async () => {
     const client = new MemoryClient();
+    client.commitImpl = () => Promise.reject(new Error("broker down"));
+    const ran: number[] = [];
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "partition",
+      commit: { stallMs: Infinity, intervalMs: 20 },
+      handler: async (m) => {
+        ran.push(m.offset);
+        await sleep(2);
+      },
+    });
+    await c.start();
+    client.sink.assigned([{ topic: "t", partition: 0 }]);
+    client.deliver("t", 0, range(0, 200));
+    await until(() => ran.length >= 20, 2_000, "running");
+    client.sink.unavailable(new Error("1/1 brokers are down"));
+    assert.equal(c.metrics().stalled, false);
+    await until(() => ran.length === 200, 3_000, "all ran");
+    assert.equal(c.metrics().stalled, false);
+    await c.shutdown(50);
     assert.throws(() => new ParallelConsumer<Msg>(client, { handler: () => {}, commit: { stallMs: -1 } }), /commit\.stallMs.*-1/);
   });
 });
