@@ -259,7 +259,10 @@ export class ParallelConsumer<M> {
         this.#stall.unreachable(); // what finishes during an outage cannot be committed: start no more of it
         return this.#watch.failed(error, brokers);
       },
-      available: () => this.#watch.recovered(),
+      available: () => {
+        this.#stall.reachable();
+        this.#watch.recovered();
+      },
       signal: this.#stopWaiting.signal,
     };
     this.#scheduler.start();

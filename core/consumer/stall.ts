@@ -31,6 +31,7 @@ export class StallGuard {
   #finishedAtAck = 0; // inputs.finished() then
   #seq = 0; // counts assignments: a failure of an earlier one's commit holds nothing
   #refused = false; // a commit was refused since the last acknowledgement
+  #unreachable = false; // the cluster was reported out of reach and has not answered since
 
   /**
    * A guard, not started yet.
@@ -71,10 +72,23 @@ export class StallGuard {
   /**
    * The client reported the cluster out of reach: nothing that finishes now can be
    * committed until it answers, so hold at once (when records finished since the last
-   * acknowledgement), as after a refused commit, until a commit is acknowledged.
+   * acknowledgement), until a commit is acknowledged or the cluster answers ({@link reachable}).
    */
   unreachable(): void {
-    this.refused(this.#seq);
+    if (this.#stallMs === Infinity) return;
+    this.#unreachable = true;
+    this.check();
+  }
+
+  /**
+   * The cluster answered again: the hold an outage report set ends (a refused commit's or
+   * `stallMs`'s stays). It must: a hold that only an acknowledgement ends never ends when
+   * nothing is left to commit (records of a revoked lane finished after the revoke).
+   */
+  reachable(): void {
+    if (!this.#unreachable) return;
+    this.#unreachable = false;
+    this.check();
   }
 
   /** A commit was acknowledged: the clock restarts, and a hold ends. */
@@ -82,6 +96,7 @@ export class StallGuard {
     this.#lastAckAt = Date.now();
     this.#finishedAtAck = this.#in.finished();
     this.#refused = false;
+    this.#unreachable = false;
     if (this.#in.dispatcher.held) this.check();
   }
 
@@ -91,13 +106,14 @@ export class StallGuard {
     this.#lastAckAt = Date.now();
     this.#finishedAtAck = this.#in.finished();
     this.#refused = false;
+    this.#unreachable = false;
     this.#setHeld(false);
   }
 
   /** Holds dispatching while no commit was acknowledged for `stallMs` although records finished; releases after an acknowledgement. */
   check(): void {
     const stalled = this.#in.life.live && this.#in.finished() > this.#finishedAtAck &&
-      (this.#refused || Date.now() - this.#lastAckAt > this.#stallMs);
+      (this.#refused || this.#unreachable || Date.now() - this.#lastAckAt > this.#stallMs);
     this.#setHeld(stalled);
   }
 

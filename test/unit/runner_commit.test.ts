@@ -189,11 +189,40 @@ describe("commit scheduler", () => {
     const at = ran.length;
     await sleep(150);
     assert.ok(ran.length <= at + 1, `no new record starts while held (${at} → ${ran.length})`);
-    client.sink.available();
     answer.resolve();
     answer = deferred();
     answer.resolve();
-    await until(() => !c.metrics().stalled && ran.length > at + 5, 3_000, "released");
+    await until(() => !c.metrics().stalled && ran.length > at + 5, 3_000, "released by an acknowledged commit");
+    await c.shutdown(50);
+  });
+
+  test("an outage hold also ends when the cluster answers again, with nothing left to commit", async () => {
+    const client = new MemoryClient();
+    const answer = deferred(); // no commit is ever answered
+    client.commitImpl = () => answer.promise;
+    const ran: number[] = [];
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "partition",
+      commit: { stallMs: 60_000, intervalMs: 20 },
+      handler: async (m) => {
+        ran.push(m.offset);
+        await sleep(5);
+      },
+    });
+    await c.start();
+    client.sink.assigned([{ topic: "t", partition: 0 }]);
+    client.deliver("t", 0, range(0, 2000));
+    await until(() => ran.length >= 10, 2_000, "running");
+    client.sink.unavailable(new Error("1/1 brokers are down"));
+    assert.equal(c.metrics().stalled, true, "held at once");
+    const at = ran.length;
+    await sleep(100);
+    assert.ok(ran.length <= at + 1, `no new record starts while held (${at} → ${ran.length})`);
+    client.sink.available();
+    assert.equal(c.metrics().stalled, false, "released when the cluster answers");
+    await until(() => ran.length > at + 5, 3_000, "running again");
+    answer.resolve();
     await c.shutdown(50);
   });
 
