@@ -11,6 +11,27 @@ function deferred(): { promise: Promise<void>; resolve(): void; reject(e: unknow
   return { promise, resolve, reject };
 }
 
+/** A consumer (partition order, `stallMs` 60 s) running 2,000 records of t/0, at least 10 of them started, whose commits answer with `commit()`. */
+async function runningWithCommits(commit: () => Promise<void>): Promise<{ client: MemoryClient; c: ParallelConsumer<Msg>; ran: number[] }> {
+  const client = new MemoryClient();
+  client.commitImpl = commit;
+  const ran: number[] = [];
+  const c = new ParallelConsumer<Msg>(client, {
+    engine: "js",
+    ordering: "partition",
+    commit: { stallMs: 60_000, intervalMs: 20 },
+    handler: async (m) => {
+      ran.push(m.offset);
+      await sleep(5);
+    },
+  });
+  await c.start();
+  client.sink.assigned([{ topic: "t", partition: 0 }]);
+  client.deliver("t", 0, range(0, 2000));
+  await until(() => ran.length >= 10, 2_000, "running");
+  return { client, c, ran };
+}
+
 describe("commit scheduler", () => {
   test("one commit in flight; the next one carries the newest safe positions", async () => {
     const f = new Frontier({ engine: "js" });
@@ -163,23 +184,8 @@ describe("commit scheduler", () => {
   });
 
   test("a cluster reported out of reach holds dispatching at once, long before stallMs; an acknowledged commit releases it", async () => {
-    const client = new MemoryClient();
     let answer = deferred(); // the commit in flight gets no answer until the test says so
-    client.commitImpl = () => answer.promise;
-    const ran: number[] = [];
-    const c = new ParallelConsumer<Msg>(client, {
-      engine: "js",
-      ordering: "partition",
-      commit: { stallMs: 60_000, intervalMs: 20 },
-      handler: async (m) => {
-        ran.push(m.offset);
-        await sleep(5);
-      },
-    });
-    await c.start();
-    client.sink.assigned([{ topic: "t", partition: 0 }]);
-    client.deliver("t", 0, range(0, 2000));
-    await until(() => ran.length >= 10, 2_000, "running");
+    const { client, c, ran } = await runningWithCommits(() => answer.promise);
     const before = ran.length;
     await sleep(100);
     assert.ok(ran.length > before + 5, `an unanswered commit alone holds nothing before stallMs (${before} → ${ran.length})`);
@@ -197,23 +203,8 @@ describe("commit scheduler", () => {
   });
 
   test("an outage hold also ends when the cluster answers again, with nothing left to commit", async () => {
-    const client = new MemoryClient();
     const answer = deferred(); // no commit is ever answered
-    client.commitImpl = () => answer.promise;
-    const ran: number[] = [];
-    const c = new ParallelConsumer<Msg>(client, {
-      engine: "js",
-      ordering: "partition",
-      commit: { stallMs: 60_000, intervalMs: 20 },
-      handler: async (m) => {
-        ran.push(m.offset);
-        await sleep(5);
-      },
-    });
-    await c.start();
-    client.sink.assigned([{ topic: "t", partition: 0 }]);
-    client.deliver("t", 0, range(0, 2000));
-    await until(() => ran.length >= 10, 2_000, "running");
+    const { client, c, ran } = await runningWithCommits(() => answer.promise);
     client.sink.unavailable(new Error("1/1 brokers are down"));
     assert.equal(c.metrics().stalled, true, "held at once");
     const at = ran.length;
