@@ -98,6 +98,8 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   #closed = false;
   #running = false;
   #commitTail: Promise<void> = Promise.resolve();
+  /** The newest commit sent per partition of the current assignment (what a repair sends again). */
+  readonly #lastSent = new Map<string, CommitOffset>();
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: ConfluentMessage, info: DeadLetterInfo) => Promise<void>;
 
@@ -196,7 +198,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       if (!internal || typeof internal.on !== "function" || typeof internal.getMetadata !== "function" || typeof internal.committed !== "function") {
         throw new InvalidArgumentError("the Confluent consumer exposes no internal client: @confluentinc/kafka-javascript 1.x is required");
       }
-      this.#verifier = new CommitVerifier(internal, this.#outcomeMs);
+      this.#verifier = new CommitVerifier(internal, this.#outcomeMs, (partitions) => this.#repair(partitions));
       this.#positions.attach(internal);
       // A metadata request answers whether any broker is reachable (no poll needed).
       this.#outage = new OutageWatch(internal, sink, () =>
@@ -287,6 +289,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         throw new Error(`refusing to commit ${o.topic}/${o.partition}: not in the current assignment`);
       }
     }
+    for (const o of offsets) this.#lastSent.set(tpKey(o.topic, o.partition), o);
     const list = offsets.map((o) => ({
       topic: o.topic,
       partition: o.partition,
@@ -297,6 +300,23 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     // holds librdkafka's commit outcome until the client polls again; see confluent_commits.ts).
     await verifier.commit(offsets, () => this.#consumer.commitOffsets(list), (partitions) => this.#consumer.committed([...partitions], 5_000));
     this.#outage?.alive(); // the coordinator acknowledged
+  }
+
+  /**
+   * A late resend of an older commit may have moved these partitions' committed offsets back
+   * (see confluent_commits.ts): commit their newest positions again, after any commit queued
+   * now, for the partitions still assigned. A failed repair changes nothing the runner
+   * counts on (its confirmed positions were acknowledged); its next commit moves them on.
+   */
+  #repair(partitions: ReadonlyArray<{ topic: string; partition: number }>): void {
+    const keys = partitions.map((p) => tpKey(p.topic, p.partition));
+    const run = this.#commitTail.then(() => {
+      if (this.#closed || !this.#running) return;
+      const offsets = keys.filter((k) => this.#assignment.has(k)).map((k) => this.#lastSent.get(k)).filter((o) => o !== undefined);
+      if (offsets.length > 0) return this.#send(offsets);
+    });
+    this.#commitTail = run.then(() => {}, () => {});
+    void run.catch(() => {});
   }
 
   stopFetching(): void {
@@ -352,6 +372,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       if (this.#eager) this.#assignment = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
       else for (const p of added) this.#assignment.add(tpKey(p.topic, p.partition));
       const fresh = this.#eager ? partitions : added;
+      for (const p of fresh) this.#lastSent.delete(tpKey(p.topic, p.partition));
       this.#positions.assigned(fresh);
       // Stale pauses of partitions new to this assignment go; the runner pauses anew what it
       // needs. No seek: a fresh partition starts at its committed offset (or the reset
@@ -394,11 +415,15 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
         ]);
         clearTimeout(timer);
       }
-      for (const p of partitions) this.#assignment.delete(tpKey(p.topic, p.partition));
+      for (const p of partitions) {
+        this.#assignment.delete(tpKey(p.topic, p.partition));
+        this.#lastSent.delete(tpKey(p.topic, p.partition));
+      }
     } else {
       // A rebalance error: the client unassigns; whatever was assigned is no longer ours.
       this.#sink.lost(partitions.length > 0 ? partitions : undefined);
       this.#assignment = new Set();
+      this.#lastSent.clear();
     }
     return undefined;
   }

@@ -18,6 +18,17 @@
  * (`OffsetFetch`, served on its own queue, no poll needed) proves the broker holds the
  * commit; it is only asked for when the outcome is late.
  *
+ * Overtaken commits: a commit settled before its outcome came (read back, or given up after
+ * 400 ms or the timeout) may still be in librdkafka, which resends an `OffsetCommit` after a
+ * broken connection (twice once sent, and without limit while it waits for the coordinator).
+ * A resend that reaches the broker after a newer commit of the same partition moves the
+ * committed offset back: seen in the chaos suite, a commit sent just before the broker was
+ * killed landed after the commits made once it was back, and the next owner redid what those
+ * covered. Never a loss (every commit sent holds a safe position), but redone work. So the
+ * verifier remembers such commits; when librdkafka reports one's outcome after a newer
+ * commit of one of its partitions was sent, it names those partitions to `overtaken`, and the
+ * binding commits their newest positions again.
+ *
  * @module
  */
 
@@ -51,6 +62,16 @@ interface Pending {
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
+
+/** A commit settled before librdkafka reported its outcome: it may still reach the broker. */
+interface Unreported {
+  readonly signature: string;
+  readonly seq: number;
+  readonly partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>;
+}
+
+/** How many unreported commits are remembered (the oldest are forgotten first). */
+const UNREPORTED_MAX = 1_000;
 
 type Offset = { readonly topic: string; readonly partition: number; readonly offset: number | string };
 
@@ -119,17 +140,28 @@ function codeOf(err: unknown): number | undefined {
 export class CommitVerifier {
   readonly #source: CommitEventSource;
   readonly #timeoutMs: number;
+  readonly #overtaken: (partitions: Array<{ topic: string; partition: number }>) => void;
   readonly #pending = new Set<Pending>();
+  readonly #unreported: Unreported[] = []; // oldest first
+  readonly #newest = new Map<string, number>(); // partition → seq of the newest commit sent for it
+  #seq = 0;
   readonly #listener = (err: unknown, offsets: unknown): void => this.#onResult(err, offsets);
 
   /**
    * Listens to `source`'s commit outcomes.
    * @param source the internal client that emits `offset.commit`
    * @param timeoutMs how long to wait for an outcome before the commit counts as failed
+   * @param overtaken called with the partitions whose committed offset a late commit may have
+   *   moved back (its outcome came after a newer commit of them was sent)
    */
-  constructor(source: CommitEventSource, timeoutMs = 60_000) {
+  constructor(
+    source: CommitEventSource,
+    timeoutMs = 60_000,
+    overtaken: (partitions: Array<{ topic: string; partition: number }>) => void = () => {},
+  ) {
     this.#source = source;
     this.#timeoutMs = timeoutMs;
+    this.#overtaken = overtaken;
     source.on("offset.commit", this.#listener);
   }
 
@@ -159,8 +191,12 @@ export class CommitVerifier {
     }, this.#timeoutMs);
     let probe: ReturnType<typeof setTimeout> | undefined;
     let held: ReturnType<typeof setTimeout> | undefined;
+    const seq = ++this.#seq;
+    let sent = false;
     try {
       await send();
+      sent = true;
+      for (const o of offsets) this.#newest.set(partitionKey(o), seq);
       if (readBack !== undefined && offsets.length > 0) {
         const partitions = offsets.map((o) => ({ topic: o.topic, partition: o.partition }));
         let answered = false; // a read-back settled (an answer or an error)
@@ -195,7 +231,11 @@ export class CommitVerifier {
       clearTimeout(timer);
       clearTimeout(probe);
       clearTimeout(held);
-      this.#pending.delete(pending);
+      // Still pending here: settled without librdkafka's outcome, which may yet come.
+      if (this.#pending.delete(pending) && sent && offsets.length > 0) {
+        this.#unreported.push({ signature: pending.signature, seq, partitions: offsets.map((o) => ({ topic: o.topic, partition: o.partition })) });
+        if (this.#unreported.length > UNREPORTED_MAX) this.#unreported.shift();
+      }
     }
   }
 
@@ -207,7 +247,7 @@ export class CommitVerifier {
   }
 
   #onResult(err: unknown, offsets: unknown): void {
-    if (this.#pending.size === 0 || !Array.isArray(offsets)) return;
+    if (!Array.isArray(offsets)) return;
     const signature = commitSignature(offsets as Offset[]);
     for (const p of this.#pending) {
       if (p.signature !== signature) continue;
@@ -224,7 +264,21 @@ export class CommitVerifier {
       }
       return;
     }
+    this.#late(signature);
   }
+
+  /** The outcome of a commit settled without it: whatever it did, it may have done after newer commits. */
+  #late(signature: string): void {
+    const i = this.#unreported.findIndex((u) => u.signature === signature);
+    if (i < 0) return;
+    const [u] = this.#unreported.splice(i, 1);
+    const moved = u.partitions.filter((p) => (this.#newest.get(partitionKey(p)) ?? 0) > u.seq);
+    if (moved.length > 0) this.#overtaken(moved);
+  }
+}
+
+function partitionKey(p: { readonly topic: string; readonly partition: number }): string {
+  return `${p.topic}\u0000${p.partition}`;
 }
 
 function describeOffsets(offsets: readonly Offset[]): string {

@@ -113,6 +113,60 @@ const committedAt = (offsets: Record<number, number>) => (partitions: ConfluentT
   Promise.resolve(partitions.map((p) => (p.partition in offsets ? { topic: p.topic, partition: p.partition, offset: offsets[p.partition] } : { topic: p.topic, partition: p.partition })));
 
 describe("ConfluentClient (fake client)", () => {
+  test("a late resend of an older commit that overtook newer ones: the binding commits the newest positions of the partitions it still owns again", async () => {
+    const f = fake(committedAt({}));
+    const sent: string[] = [];
+    let rebalance: Rebalance | undefined;
+    let stored: Raw[] = [];
+    let internal: EventEmitter | undefined;
+    const kafka = {
+      consumer: (config: Record<string, unknown>) => {
+        const c = f.kafka.consumer(config);
+        internal = c._getInternalClient();
+        rebalance = config.rebalance_cb as Rebalance;
+        return Object.assign(c, {
+          commitOffsets: (list: Array<{ partition: number; offset: string }>) => {
+            sent.push(list.map((o) => `${o.partition}@${o.offset}`).join(","));
+            return Promise.resolve();
+          },
+          committed: () => Promise.resolve(stored), // the read-back of a late outcome
+        });
+      },
+    };
+    const client = new ConfluentClient(kafka as unknown as typeof f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
+    await client.start(sink().sink);
+    await rebalance!(ASSIGN, [{ topic: T, partition: 0 }, { topic: T, partition: 1 }], FNS);
+    const outcome = (list: Array<[number, number]>) => internal!.emit("offset.commit", undefined, list.map(([partition, offset]) => ({ topic: T, partition, offset })));
+
+    // Commit A: librdkafka's outcome is late, the read-back shows the broker holds it.
+    stored = [{ topic: T, partition: 0, offset: 10 }, { topic: T, partition: 1, offset: 7 }];
+    await client.commit([{ topic: T, partition: 0, offset: 10 }, { topic: T, partition: 1, offset: 7 }]);
+    // Commit B of partition 0, acknowledged at once.
+    const b = client.commit([{ topic: T, partition: 0, offset: 12 }]);
+    await until(() => sent.length === 2, "commit B sent");
+    outcome([[0, 12]]);
+    await b;
+    assert.deepEqual(sent, ["0@10,1@7", "0@12"]);
+    // A's outcome now: librdkafka resent it and it landed after B.
+    outcome([[0, 10], [1, 7]]);
+    await until(() => sent.length === 3, "the repair");
+    assert.equal(sent[2], "0@12", "partition 0 again at B's offset; partition 1 had no newer commit");
+    outcome([[0, 12]]);
+
+    // Once partition 0 is revoked, a late outcome overtaking it repairs nothing.
+    stored = [{ topic: T, partition: 0, offset: 13 }];
+    await client.commit([{ topic: T, partition: 0, offset: 13 }]); // read back: outcome late
+    const c = client.commit([{ topic: T, partition: 0, offset: 14 }]);
+    await until(() => sent.length === 5, "commit C sent");
+    outcome([[0, 14]]);
+    await c;
+    await rebalance!({ code: -174, message: "Local: Revoke partitions" }, [{ topic: T, partition: 0 }], FNS);
+    outcome([[0, 13]]);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(sent.length, 5, `nothing sent for a partition no longer owned: ${JSON.stringify(sent)}`);
+    await client.close();
+  });
+
   test("new partitions start at the committed offset read at assignment: the rebalance callback hands librdkafka their offsets", async () => {
     // Left to look the committed offsets up itself, librdkafka never starts a partition whose
     // lookup failed: it stays assigned and unfetched, and every seek of it fails.

@@ -166,6 +166,53 @@ describe("CommitVerifier", () => {
     assert.equal(w.state(), "resolved");
   });
 
+  test("a commit settled without its outcome, reported after a newer commit of a partition was sent, names that partition as overtaken", async () => {
+    // The chaos suite's round: a commit sent as the broker died was given up (no answer within
+    // 400 ms), librdkafka kept resending it, and it landed after the commits made once the
+    // broker was back. Its outcome is the sign that it reached the broker only now.
+    const source = new EventEmitter();
+    const overtaken: string[][] = [];
+    const verifier = new CommitVerifier(source, 60_000, (ps) => overtaken.push(ps.map((p) => `${p.topic}/${p.partition}`)));
+    const silent = (): Promise<ReadBackPosition[]> => new Promise(() => {}); // the coordinator does not answer
+    const a = [{ topic: "t", partition: 0, offset: 10 }, { topic: "t", partition: 1, offset: 7 }];
+    const first = watch(verifier.commit(a, () => Promise.resolve(), silent));
+    await until(() => first.state() !== "pending");
+    assert.equal(first.state(), "rejected", "given up: the connection is held");
+    const b = [{ topic: "t", partition: 0, offset: 12 }];
+    const second = watch(verifier.commit(b, () => Promise.resolve()));
+    source.emit("offset.commit", undefined, b);
+    await tick();
+    assert.equal(second.state(), "resolved");
+    assert.deepEqual(overtaken, [], "nothing is overtaken while the old commit's fate is open");
+    source.emit("offset.commit", undefined, a); // the resend of the first one landed now
+    await tick();
+    assert.deepEqual(overtaken, [["t/0"]], "partition 0 had a newer commit; partition 1 did not");
+    source.emit("offset.commit", undefined, a); // reported once: a second event names nothing
+    await tick();
+    assert.equal(overtaken.length, 1);
+    verifier.close();
+  });
+
+  test("a late outcome of a commit confirmed by read-back overtakes only when a newer commit was sent; an outcome that settles its commit overtakes nothing", async () => {
+    const source = new EventEmitter();
+    const overtaken: string[][] = [];
+    const verifier = new CommitVerifier(source, 60_000, (ps) => overtaken.push(ps.map((p) => `${p.topic}/${p.partition}`)));
+    const a = [{ topic: "t", partition: 0, offset: 10 }];
+    const first = watch(verifier.commit(a, () => Promise.resolve(), () => Promise.resolve([{ topic: "t", partition: 0, offset: "10" }])));
+    await until(() => first.state() !== "pending");
+    assert.equal(first.state(), "resolved", "confirmed by the read-back");
+    source.emit("offset.commit", undefined, a); // its outcome, with no newer commit sent
+    await tick();
+    assert.deepEqual(overtaken, []);
+    const b = [{ topic: "t", partition: 0, offset: 11 }];
+    const second = watch(verifier.commit(b, () => Promise.resolve()));
+    source.emit("offset.commit", undefined, b);
+    await tick();
+    assert.equal(second.state(), "resolved");
+    assert.deepEqual(overtaken, [], "an outcome that settled its own commit is no late one");
+    verifier.close();
+  });
+
   test("holdsCommit compares every partition's offset and metadata (none = empty)", () => {
     assert.equal(holdsCommit(offsets, [{ topic: "t", partition: 0, offset: 10 }, { topic: "t", partition: 1, offset: "7", metadata: "" }]), true);
     assert.equal(holdsCommit(offsets, [{ topic: "t", partition: 0, offset: 10 }]), false, "a partition missing");
