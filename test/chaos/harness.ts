@@ -324,10 +324,11 @@ interface Cluster {
   proxy: Proxy;
 }
 
-async function startCluster(): Promise<Cluster> {
+/** Starts the broker (its log, restarts included, in `logDir` when given) behind a fresh proxy. */
+async function startCluster(logDir?: string): Promise<Cluster> {
   const proxy = await startProxy();
   try {
-    const broker = await startBroker({ advertisedPort: proxy.port });
+    const broker = await startBroker({ advertisedPort: proxy.port, ...(logDir !== undefined ? { logDir } : {}) });
     proxy.target = broker.proxiedPort;
     return { broker, proxy };
   } catch (e) {
@@ -346,8 +347,10 @@ export async function runChaos(o: ChaosOptions): Promise<RoundResult[]> {
   const progress = o.progress ?? (() => {});
   const seed0 = o.seed ?? Math.floor(Math.random() * 2 ** 31);
   progress(`starting the broker and the proxy …`);
-  const cluster = await startCluster();
-  progress(`broker ${cluster.broker.brokers} (pid ${cluster.broker.pid}), proxy 127.0.0.1:${cluster.proxy.port} → ${cluster.proxy.target}`);
+  // With keepLogs the broker's log is kept too: a broker that comes back from a restart unwell is read there.
+  const cluster = await startCluster(o.keepLogs ? mkdtempSync(join(tmpdir(), "offset-frontier-chaos-broker-")) : undefined);
+  progress(`broker ${cluster.broker.brokers} (pid ${cluster.broker.pid}), proxy 127.0.0.1:${cluster.proxy.port} → ${cluster.proxy.target}` +
+    (o.keepLogs ? `, broker log ${cluster.broker.logFile}` : ""));
   const results: RoundResult[] = [];
   try {
     for (let round = 1; round <= o.rounds; round++) {

@@ -37,7 +37,7 @@ options:
                         adds outputDuplicates, outputMissing, outputStrays, outputRecords)
   --client C            kafkajs (default) or confluent (@confluentinc/kafka-javascript, Node only)
   --protocol P          confluent's group protocol: eager, cooperative or consumer (KIP-848, default)
-  --keep-logs           keep the members' logs (their directory is printed)
+  --keep-logs           keep the members' logs and the broker's (their paths are printed)
   --help                this text
 
 exit code: 0 when every round lost 0 and ended with committed = end, 1 otherwise, 2 for a bad flag.`;
