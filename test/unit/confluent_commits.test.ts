@@ -26,6 +26,22 @@ function watch(p: Promise<void>): { state: () => string; error: () => unknown } 
   return { state: () => state, error: () => error };
 }
 
+/** A verifier whose `overtaken` calls are recorded as `topic/partition` lists. */
+function recordingOvertaken(): { source: EventEmitter; verifier: CommitVerifier; overtaken: string[][] } {
+  const source = new EventEmitter();
+  const overtaken: string[][] = [];
+  const verifier = new CommitVerifier(source, 60_000, (ps) => overtaken.push(ps.map((p) => `${p.topic}/${p.partition}`)));
+  return { source, verifier, overtaken };
+}
+
+/** Commits `offsets` and acknowledges them with their outcome at once. */
+async function acknowledged(source: EventEmitter, verifier: CommitVerifier, offsets: Array<{ topic: string; partition: number; offset: number }>): Promise<void> {
+  const w = watch(verifier.commit(offsets, () => Promise.resolve()));
+  source.emit("offset.commit", undefined, offsets);
+  await tick();
+  assert.equal(w.state(), "resolved");
+}
+
 describe("CommitVerifier", () => {
   test("a queued commit is not acknowledged until its outcome arrives without error", async () => {
     const { source, verifier } = setup();
@@ -170,19 +186,13 @@ describe("CommitVerifier", () => {
     // The chaos suite's round: a commit sent as the broker died was given up (no answer within
     // 400 ms), librdkafka kept resending it, and it landed after the commits made once the
     // broker was back. Its outcome is the sign that it reached the broker only now.
-    const source = new EventEmitter();
-    const overtaken: string[][] = [];
-    const verifier = new CommitVerifier(source, 60_000, (ps) => overtaken.push(ps.map((p) => `${p.topic}/${p.partition}`)));
+    const { source, verifier, overtaken } = recordingOvertaken();
     const silent = (): Promise<ReadBackPosition[]> => new Promise(() => {}); // the coordinator does not answer
     const a = [{ topic: "t", partition: 0, offset: 10 }, { topic: "t", partition: 1, offset: 7 }];
     const first = watch(verifier.commit(a, () => Promise.resolve(), silent));
     await until(() => first.state() !== "pending");
     assert.equal(first.state(), "rejected", "given up: the connection is held");
-    const b = [{ topic: "t", partition: 0, offset: 12 }];
-    const second = watch(verifier.commit(b, () => Promise.resolve()));
-    source.emit("offset.commit", undefined, b);
-    await tick();
-    assert.equal(second.state(), "resolved");
+    await acknowledged(source, verifier, [{ topic: "t", partition: 0, offset: 12 }]);
     assert.deepEqual(overtaken, [], "nothing is overtaken while the old commit's fate is open");
     source.emit("offset.commit", undefined, a); // the resend of the first one landed now
     await tick();
@@ -194,9 +204,7 @@ describe("CommitVerifier", () => {
   });
 
   test("a late outcome of a commit confirmed by read-back overtakes only when a newer commit was sent; an outcome that settles its commit overtakes nothing", async () => {
-    const source = new EventEmitter();
-    const overtaken: string[][] = [];
-    const verifier = new CommitVerifier(source, 60_000, (ps) => overtaken.push(ps.map((p) => `${p.topic}/${p.partition}`)));
+    const { source, verifier, overtaken } = recordingOvertaken();
     const a = [{ topic: "t", partition: 0, offset: 10 }];
     const first = watch(verifier.commit(a, () => Promise.resolve(), () => Promise.resolve([{ topic: "t", partition: 0, offset: "10" }])));
     await until(() => first.state() !== "pending");
@@ -204,11 +212,7 @@ describe("CommitVerifier", () => {
     source.emit("offset.commit", undefined, a); // its outcome, with no newer commit sent
     await tick();
     assert.deepEqual(overtaken, []);
-    const b = [{ topic: "t", partition: 0, offset: 11 }];
-    const second = watch(verifier.commit(b, () => Promise.resolve()));
-    source.emit("offset.commit", undefined, b);
-    await tick();
-    assert.equal(second.state(), "resolved");
+    await acknowledged(source, verifier, [{ topic: "t", partition: 0, offset: 11 }]);
     assert.deepEqual(overtaken, [], "an outcome that settled its own commit is no late one");
     verifier.close();
   });
