@@ -100,6 +100,8 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   #commitTail: Promise<void> = Promise.resolve();
   /** The newest commit sent per partition of the current assignment (what a repair sends again). */
   readonly #lastSent = new Map<string, CommitOffset>();
+  /** Partitions the queued repair commits again (empty: none queued). */
+  readonly #repairs = new Set<string>();
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: ConfluentMessage, info: DeadLetterInfo) => Promise<void>;
 
@@ -305,12 +307,18 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   /**
    * A late resend of an older commit may have moved these partitions' committed offsets back
    * (see confluent_commits.ts): commit their newest positions again, after any commit queued
-   * now, for the partitions still assigned. A failed repair changes nothing the runner
-   * counts on (its confirmed positions were acknowledged); its next commit moves them on.
+   * now, for the partitions still assigned. Repairs asked for before the queued one runs join
+   * it (after an outage every held commit's outcome asks for one). A failed repair changes
+   * nothing the runner counts on (its confirmed positions were acknowledged); its next commit
+   * moves them on.
    */
   #repair(partitions: ReadonlyArray<{ topic: string; partition: number }>): void {
-    const keys = partitions.map((p) => tpKey(p.topic, p.partition));
+    const queued = this.#repairs.size > 0;
+    for (const p of partitions) this.#repairs.add(tpKey(p.topic, p.partition));
+    if (queued) return;
     const run = this.#commitTail.then(() => {
+      const keys = [...this.#repairs];
+      this.#repairs.clear();
       if (this.#closed || !this.#running) return;
       const offsets = keys.filter((k) => this.#assignment.has(k)).map((k) => this.#lastSent.get(k)).filter((o) => o !== undefined);
       if (offsets.length > 0) return this.#send(offsets);

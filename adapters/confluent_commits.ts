@@ -27,7 +27,10 @@
  * covered. Never a loss (every commit sent holds a safe position), but redone work. So the
  * verifier remembers such commits; when librdkafka reports one's outcome after a newer
  * commit of one of its partitions was sent, it names those partitions to `overtaken`, and the
- * binding commits their newest positions again.
+ * binding commits their newest positions again. Outcomes carry no metadata, so commits of the
+ * same offsets are told apart by order (librdkafka answers in the order it sent, resends
+ * aside); one taken for another's costs at most a repair or a read-back, never a commit
+ * counted acknowledged for offsets the broker did not acknowledge.
  *
  * @module
  */
@@ -59,6 +62,7 @@ export class CommitRefusedError extends OffsetFrontierError {
 
 interface Pending {
   readonly signature: string;
+  readonly seq: number;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -142,7 +146,7 @@ export class CommitVerifier {
   readonly #timeoutMs: number;
   readonly #overtaken: (partitions: Array<{ topic: string; partition: number }>) => void;
   readonly #pending = new Set<Pending>();
-  readonly #unreported: Unreported[] = []; // oldest first
+  readonly #unreported: Unreported[] = []; // in the order they settled
   readonly #newest = new Map<string, number>(); // partition → seq of the newest commit sent for it
   #seq = 0;
   readonly #listener = (err: unknown, offsets: unknown): void => this.#onResult(err, offsets);
@@ -177,9 +181,10 @@ export class CommitVerifier {
     send: () => Promise<void>,
     readBack?: ReadBack,
   ): Promise<void> {
+    const seq = ++this.#seq;
     let pending!: Pending;
     const outcome = new Promise<void>((resolve, reject) => {
-      pending = { signature: commitSignature(offsets), resolve, reject };
+      pending = { signature: commitSignature(offsets), seq, resolve, reject };
     });
     // Settled before `send` resolves (an early refusal, the timeout), `outcome` has no
     // handler yet: mark it handled, or the runtime treats it as unhandled and ends the process.
@@ -191,12 +196,12 @@ export class CommitVerifier {
     }, this.#timeoutMs);
     let probe: ReturnType<typeof setTimeout> | undefined;
     let held: ReturnType<typeof setTimeout> | undefined;
-    const seq = ++this.#seq;
     let sent = false;
+    // Newest from the moment it is handed over: an older commit's outcome may come before `send` resolves.
+    for (const o of offsets) this.#newest.set(partitionKey(o), seq);
     try {
       await send();
       sent = true;
-      for (const o of offsets) this.#newest.set(partitionKey(o), seq);
       if (readBack !== undefined && offsets.length > 0) {
         const partitions = offsets.map((o) => ({ topic: o.topic, partition: o.partition }));
         let answered = false; // a read-back settled (an answer or an error)
@@ -246,31 +251,36 @@ export class CommitVerifier {
     this.#pending.clear();
   }
 
+  /**
+   * Outcomes carry offsets only (no metadata), and librdkafka answers commits in the order it
+   * sent them, so an outcome belongs to the oldest commit of its offsets still waiting for one:
+   * a commit settled without it (which would otherwise settle a newer commit of the same
+   * offsets whose metadata never landed) or a pending one.
+   */
   #onResult(err: unknown, offsets: unknown): void {
     if (!Array.isArray(offsets)) return;
     const signature = commitSignature(offsets as Offset[]);
-    for (const p of this.#pending) {
-      if (p.signature !== signature) continue;
-      this.#pending.delete(p);
-      if (err === undefined || err === null || codeOf(err) === 0) p.resolve();
-      else {
-        const code = codeOf(err);
-        const text = (err as { message?: unknown } | null)?.message;
-        p.reject(new CommitRefusedError(
-          `the broker refused the commit of ${describeOffsets(offsets as Offset[])}: ` +
-            `${typeof text === "string" ? text : "error"}${code !== undefined ? ` (code ${code})` : ""}`,
-          code,
-        ));
-      }
-      return;
-    }
-    this.#late(signature);
+    let p: Pending | undefined;
+    for (const q of this.#pending) if (q.signature === signature && (p === undefined || q.seq < p.seq)) p = q;
+    let u = -1;
+    this.#unreported.forEach((x, i) => {
+      if (x.signature === signature && (u < 0 || x.seq < this.#unreported[u].seq)) u = i;
+    });
+    if (u >= 0 && (p === undefined || this.#unreported[u].seq < p.seq)) return this.#late(u);
+    if (p === undefined) return;
+    this.#pending.delete(p);
+    if (err === undefined || err === null || codeOf(err) === 0) return p.resolve();
+    const code = codeOf(err);
+    const text = (err as { message?: unknown } | null)?.message;
+    p.reject(new CommitRefusedError(
+      `the broker refused the commit of ${describeOffsets(offsets as Offset[])}: ` +
+        `${typeof text === "string" ? text : "error"}${code !== undefined ? ` (code ${code})` : ""}`,
+      code,
+    ));
   }
 
-  /** The outcome of a commit settled without it: whatever it did, it may have done after newer commits. */
-  #late(signature: string): void {
-    const i = this.#unreported.findIndex((u) => u.signature === signature);
-    if (i < 0) return;
+  /** The outcome of the `i`-th unreported commit: whatever it did, it may have done after newer commits. */
+  #late(i: number): void {
     const [u] = this.#unreported.splice(i, 1);
     const moved = u.partitions.filter((p) => (this.#newest.get(partitionKey(p)) ?? 0) > u.seq);
     if (moved.length > 0) this.#overtaken(moved);

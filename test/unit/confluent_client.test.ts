@@ -153,17 +153,35 @@ describe("ConfluentClient (fake client)", () => {
     assert.equal(sent[2], "0@12", "partition 0 again at B's offset; partition 1 had no newer commit");
     outcome([[0, 12]]);
 
-    // Once partition 0 is revoked, a late outcome overtaking it repairs nothing.
+    // Two late outcomes at once (after an outage every held commit reports): one repair.
     stored = [{ topic: T, partition: 0, offset: 13 }];
     await client.commit([{ topic: T, partition: 0, offset: 13 }]); // read back: outcome late
-    const c = client.commit([{ topic: T, partition: 0, offset: 14 }]);
-    await until(() => sent.length === 5, "commit C sent");
-    outcome([[0, 14]]);
+    stored = [{ topic: T, partition: 1, offset: 8 }];
+    await client.commit([{ topic: T, partition: 1, offset: 8 }]); // read back: outcome late
+    const c = client.commit([{ topic: T, partition: 0, offset: 14 }, { topic: T, partition: 1, offset: 9 }]);
+    await until(() => sent.length === 6, "commit C sent");
+    outcome([[0, 14], [1, 9]]);
     await c;
-    await rebalance!({ code: -174, message: "Local: Revoke partitions" }, [{ topic: T, partition: 0 }], FNS);
+    stored = [{ topic: T, partition: 0, offset: 14 }, { topic: T, partition: 1, offset: 9 }]; // the repair reads back
     outcome([[0, 13]]);
+    outcome([[1, 8]]);
+    await until(() => sent.length === 7, "the repair");
+    await new Promise((r) => setTimeout(r, 400)); // the repair confirmed by read-back; nothing else queued
+    assert.deepEqual(sent.slice(6), ["0@14,1@9"], "one repair for both partitions");
+
+    // A late outcome overtaking a partition that was revoked, then assigned again, repairs
+    // nothing: the position sent in the earlier assignment is no longer this member's to send.
+    stored = [{ topic: T, partition: 0, offset: 15 }];
+    await client.commit([{ topic: T, partition: 0, offset: 15 }]); // read back: outcome late
+    const d = client.commit([{ topic: T, partition: 0, offset: 16 }]);
+    await until(() => sent.length === 9, "commit D sent");
+    outcome([[0, 16]]);
+    await d;
+    await rebalance!({ code: -174, message: "Local: Revoke partitions" }, [{ topic: T, partition: 0 }, { topic: T, partition: 1 }], FNS);
+    await rebalance!(ASSIGN, [{ topic: T, partition: 0 }, { topic: T, partition: 1 }], FNS);
+    outcome([[0, 15]]);
     await new Promise((r) => setTimeout(r, 50));
-    assert.equal(sent.length, 5, `nothing sent for a partition no longer owned: ${JSON.stringify(sent)}`);
+    assert.equal(sent.length, 9, `nothing sent from an earlier assignment: ${JSON.stringify(sent)}`);
     await client.close();
   });
 

@@ -212,8 +212,29 @@ describe("CommitVerifier", () => {
     source.emit("offset.commit", undefined, a); // its outcome, with no newer commit sent
     await tick();
     assert.deepEqual(overtaken, []);
-    await acknowledged(source, verifier, [{ topic: "t", partition: 0, offset: 11 }]);
+    // Its outcome settled it for good: a new commit of the same offsets takes the next outcome.
+    await acknowledged(source, verifier, a);
     assert.deepEqual(overtaken, [], "an outcome that settled its own commit is no late one");
+    verifier.close();
+  });
+
+  test("outcomes of commits of the same offsets go oldest first: a late one does not settle a newer commit whose metadata may not have landed", async () => {
+    // While the frontier is stuck, consecutive commits carry the same offsets and only their
+    // metadata (the completed set) differs; an outcome names offsets only.
+    const { source, verifier, overtaken } = recordingOvertaken();
+    const silent = (): Promise<ReadBackPosition[]> => new Promise(() => {});
+    const old = watch(verifier.commit([{ topic: "t", partition: 0, offset: 10, metadata: "a" }], () => Promise.resolve(), silent));
+    await until(() => old.state() !== "pending");
+    assert.equal(old.state(), "rejected", "given up: the connection is held");
+    const newer = watch(verifier.commit([{ topic: "t", partition: 0, offset: 10, metadata: "ab" }], () => Promise.resolve()));
+    source.emit("offset.commit", undefined, [{ topic: "t", partition: 0, offset: 10 }]); // the old one's, answered first
+    await tick();
+    assert.equal(newer.state(), "pending", "the older commit's outcome is not the newer one's");
+    assert.deepEqual(overtaken, [["t/0"]], "the old commit landed after the newer one was sent");
+    source.emit("offset.commit", { code: 12, message: "Broker: Offset metadata string too large" }, [{ topic: "t", partition: 0, offset: 10 }]);
+    await tick();
+    assert.equal(newer.state(), "rejected", "the newer commit's own outcome decides it");
+    assert.equal((newer.error() as CommitRefusedError).code, 12);
     verifier.close();
   });
 
