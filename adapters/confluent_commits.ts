@@ -60,22 +60,21 @@ export class CommitRefusedError extends OffsetFrontierError {
   }
 }
 
-interface Pending {
-  readonly signature: string;
-  readonly seq: number;
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
-}
-
-/** A commit settled before librdkafka reported its outcome: it may still reach the broker. */
-interface Unreported {
+/**
+ * A commit librdkafka has not reported the outcome of yet. `settled`: the commit was decided
+ * without it (read back, given up, timed out) and may still reach the broker.
+ */
+interface Awaiting {
   readonly signature: string;
   readonly seq: number;
   readonly partitions: ReadonlyArray<{ readonly topic: string; readonly partition: number }>;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+  settled: boolean;
 }
 
-/** How many unreported commits are remembered (the oldest are forgotten first). */
-const UNREPORTED_MAX = 1_000;
+/** How many settled commits awaiting their outcome are remembered (the oldest are forgotten first). */
+const SETTLED_MAX = 1_000;
 
 type Offset = { readonly topic: string; readonly partition: number; readonly offset: number | string };
 
@@ -145,8 +144,7 @@ export class CommitVerifier {
   readonly #source: CommitEventSource;
   readonly #timeoutMs: number;
   readonly #overtaken: (partitions: Array<{ topic: string; partition: number }>) => void;
-  readonly #pending = new Set<Pending>();
-  readonly #unreported: Unreported[] = []; // in the order they settled
+  readonly #awaiting: Awaiting[] = []; // in the order sent (seq ascending)
   readonly #newest = new Map<string, number>(); // partition → seq of the newest commit sent for it
   #seq = 0;
   readonly #listener = (err: unknown, offsets: unknown): void => this.#onResult(err, offsets);
@@ -182,14 +180,15 @@ export class CommitVerifier {
     readBack?: ReadBack,
   ): Promise<void> {
     const seq = ++this.#seq;
-    let pending!: Pending;
+    let pending!: Awaiting;
     const outcome = new Promise<void>((resolve, reject) => {
-      pending = { signature: commitSignature(offsets), seq, resolve, reject };
+      const partitions = offsets.map((o) => ({ topic: o.topic, partition: o.partition }));
+      pending = { signature: commitSignature(offsets), seq, partitions, resolve, reject, settled: false };
     });
     // Settled before `send` resolves (an early refusal, the timeout), `outcome` has no
     // handler yet: mark it handled, or the runtime treats it as unhandled and ends the process.
     outcome.catch(() => {});
-    this.#pending.add(pending); // before sending: the outcome may come back before `send` resolves
+    this.#awaiting.push(pending); // before sending: the outcome may come back before `send` resolves
     let settled = false;
     const timer = setTimeout(() => {
       pending.reject(new CommitRefusedError(`no outcome of the commit of ${describeOffsets(offsets)} within ${this.#timeoutMs} ms`));
@@ -203,7 +202,7 @@ export class CommitVerifier {
       await send();
       sent = true;
       if (readBack !== undefined && offsets.length > 0) {
-        const partitions = offsets.map((o) => ({ topic: o.topic, partition: o.partition }));
+        const partitions = pending.partitions;
         let answered = false; // a read-back settled (an answer or an error)
         const check = (): void => {
           probe = undefined;
@@ -236,10 +235,12 @@ export class CommitVerifier {
       clearTimeout(timer);
       clearTimeout(probe);
       clearTimeout(held);
-      // Still pending here: settled without librdkafka's outcome, which may yet come.
-      if (this.#pending.delete(pending) && sent && offsets.length > 0) {
-        this.#unreported.push({ signature: pending.signature, seq, partitions: offsets.map((o) => ({ topic: o.topic, partition: o.partition })) });
-        if (this.#unreported.length > UNREPORTED_MAX) this.#unreported.shift();
+      // Still awaiting here: settled without librdkafka's outcome, which may yet come (if sent).
+      const i = this.#awaiting.indexOf(pending);
+      if (i >= 0 && (!sent || offsets.length === 0)) this.#awaiting.splice(i, 1);
+      else if (i >= 0) {
+        pending.settled = true;
+        if (this.#awaiting.filter((w) => w.settled).length > SETTLED_MAX) this.#awaiting.splice(this.#awaiting.findIndex((w) => w.settled), 1);
       }
     }
   }
@@ -247,43 +248,36 @@ export class CommitVerifier {
   /** Stops listening; every pending commit fails (its outcome is unknown). */
   close(): void {
     this.#source.removeListener("offset.commit", this.#listener);
-    for (const p of this.#pending) p.reject(new CommitRefusedError("the consumer disconnected before the commit's outcome was known"));
-    this.#pending.clear();
+    for (const w of this.#awaiting) w.reject(new CommitRefusedError("the consumer disconnected before the commit's outcome was known"));
+    this.#awaiting.length = 0;
   }
 
   /**
    * Outcomes carry offsets only (no metadata), and librdkafka answers commits in the order it
-   * sent them, so an outcome belongs to the oldest commit of its offsets still waiting for one:
-   * a commit settled without it (which would otherwise settle a newer commit of the same
-   * offsets whose metadata never landed) or a pending one.
+   * sent them, so an outcome belongs to the oldest commit of its offsets still awaiting one,
+   * settled or not (a settled one would otherwise settle a newer commit of the same offsets
+   * whose metadata never landed).
    */
   #onResult(err: unknown, offsets: unknown): void {
     if (!Array.isArray(offsets)) return;
     const signature = commitSignature(offsets as Offset[]);
-    let p: Pending | undefined;
-    for (const q of this.#pending) if (q.signature === signature && (p === undefined || q.seq < p.seq)) p = q;
-    let u = -1;
-    this.#unreported.forEach((x, i) => {
-      if (x.signature === signature && (u < 0 || x.seq < this.#unreported[u].seq)) u = i;
-    });
-    if (u >= 0 && (p === undefined || this.#unreported[u].seq < p.seq)) return this.#late(u);
-    if (p === undefined) return;
-    this.#pending.delete(p);
-    if (err === undefined || err === null || codeOf(err) === 0) return p.resolve();
+    const i = this.#awaiting.findIndex((w) => w.signature === signature);
+    if (i < 0) return;
+    const [w] = this.#awaiting.splice(i, 1);
+    if (w.settled) {
+      // Whatever it did, it may have done after newer commits of its partitions.
+      const moved = w.partitions.filter((p) => (this.#newest.get(partitionKey(p)) ?? 0) > w.seq);
+      if (moved.length > 0) this.#overtaken(moved);
+      return;
+    }
+    if (err === undefined || err === null || codeOf(err) === 0) return w.resolve();
     const code = codeOf(err);
     const text = (err as { message?: unknown } | null)?.message;
-    p.reject(new CommitRefusedError(
+    w.reject(new CommitRefusedError(
       `the broker refused the commit of ${describeOffsets(offsets as Offset[])}: ` +
         `${typeof text === "string" ? text : "error"}${code !== undefined ? ` (code ${code})` : ""}`,
       code,
     ));
-  }
-
-  /** The outcome of the `i`-th unreported commit: whatever it did, it may have done after newer commits. */
-  #late(i: number): void {
-    const [u] = this.#unreported.splice(i, 1);
-    const moved = u.partitions.filter((p) => (this.#newest.get(partitionKey(p)) ?? 0) > u.seq);
-    if (moved.length > 0) this.#overtaken(moved);
   }
 }
 
