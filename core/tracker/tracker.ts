@@ -239,25 +239,25 @@ export class Tracker {
     const floor = store.delivered();
     if (offsetScratch.length < count) offsetScratch = new Float64Array(Math.max(count, offsetScratch.length * 2));
     const scratch = offsetScratch;
+    // Every value is converted before any order error is thrown: a bad offset anywhere
+    // (InvalidOffsetError) names itself even when the batch is also out of order.
     let prev = -1;
+    let order: string | undefined; // the first order error
     for (let i = 0; i < count; i++) {
       const v = offsets[i];
       const o = typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : toOffset(v, `offsets[${i}]`);
-      if (i === 0) {
-        if (o < floor) {
-          throw new InvalidBatchError(
-            `offsets[0] = ${o} is below the previous batch's next position ${floor}: batches must not overlap`,
-          );
+      if (order === undefined) {
+        if (i === 0 ? o < floor : o <= prev) {
+          order = i === 0
+            ? `offsets[0] = ${o} is below the previous batch's next position ${floor}: batches must not overlap`
+            : `offsets must be strictly increasing: offsets[${i}] = ${o} follows offsets[${i - 1}] = ${prev}`;
         }
-      } else if (o <= prev) {
-        throw new InvalidBatchError(
-          `offsets must be strictly increasing: offsets[${i}] = ${o} follows offsets[${i - 1}] = ${prev}`,
-        );
       }
       scratch[i] = o;
       prev = o;
     }
     const n = toOffset(next, "next");
+    if (order !== undefined) throw new InvalidBatchError(order);
     if (count > 0 && n <= prev) {
       throw new InvalidBatchError(`next must be past the batch's last offset ${prev}; got ${n}`);
     }

@@ -63,6 +63,10 @@ for (const engine of ENGINES) {
         const before = snapshot(t);
         assert.throws(() => t.register([15, bad as number, 20], 21), InvalidOffsetError);
         assert.throws(() => t.register([15, 16], bad as number), InvalidOffsetError);
+        // Also out of order (below the previous next, or not increasing): the bad value still names itself.
+        assert.throws(() => t.register([0, bad as number], 1), InvalidOffsetError);
+        assert.throws(() => t.register([20, 16, bad as number], 21), InvalidOffsetError);
+        assert.throws(() => t.register([20, 21], bad as number), InvalidOffsetError);
         assert.deepEqual(snapshot(t), before);
       }
     });
