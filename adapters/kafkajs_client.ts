@@ -10,7 +10,8 @@
  *   `batch.lastOffset()` only to move the fetch cursor, and returns at once: records
  *   run on the runner's worker pool, and backpressure is `pause`/`resume` (a slow
  *   `eachBatch` would block every partition of the same broker fetch). KafkaJS
- *   heartbeats after every batch and every empty fetch.
+ *   heartbeats after every batch and every empty fetch. Aborted transactions are left
+ *   out by Kafka's own rule, not KafkaJS's filter (adapters/kafkajs_read_committed.ts).
  * - Commits go only through `consumer.commitOffsets`, only for partitions of the
  *   current assignment (the broker accepts commits from a member for partitions it no
  *   longer owns: kafkajs #1046), and count as acknowledged only when KafkaJS reports
@@ -47,6 +48,7 @@ import { type DeadLetterOptions, KafkaJSDeadLetters } from "./kafkajs_dead_lette
 import { KafkaJSOutage } from "./kafkajs_outage.ts";
 import { unlessAborted } from "./kafkajs_waits.ts";
 import { batchOffsets } from "./batch_offsets.ts";
+import { checkCorrected, installReadCommitted, type KafkaJSBatchLike } from "./kafkajs_read_committed.ts";
 import { groupByTopic } from "./topic_partitions.ts";
 import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../core/consumer/client.ts";
 import { describe, InvalidArgumentError } from "../core/errors.ts";
@@ -155,6 +157,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
 
   async start(sink: ClientSink<KafkaMessage>): Promise<void> {
     this.#sink = sink;
+    installReadCommitted(); // before the first fetch: aborted transactions filtered by Kafka's rule
     const c = this.#consumer;
     const signal = sink.signal;
     this.#removers.push(
@@ -188,6 +191,12 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       autoCommit: false,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+        try {
+          checkCorrected(batch as KafkaJSBatchLike);
+        } catch (refused) {
+          sink.failed(refused); // never handed on unverified; not resolved: nothing moves
+          return;
+        }
         const messages = batch.messages;
         const offsets = batchOffsets(messages);
         const last = batch.lastOffset();

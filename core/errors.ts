@@ -186,3 +186,25 @@ export function describe(value: unknown): string {
       return `a ${typeof value}`;
   }
 }
+
+/**
+ * Records of a topic's transactions arrived, and the client cannot tell which of them
+ * belong to aborted transactions: they are refused rather than handed to a handler.
+ */
+export class UnverifiedTransactionsError extends OffsetFrontierError {
+  /** The topic. */
+  readonly topic: string;
+  /** The partition. */
+  readonly partition: number;
+  /**
+   * The error for one partition's refused batch.
+   * @param topic the topic
+   * @param partition the partition
+   * @param why why the client's aborted-transaction filtering cannot be trusted
+   */
+  constructor(topic: string, partition: number, why: string) {
+    super(`transactional records of ${JSON.stringify(topic)} partition ${partition} were refused: ${why}`);
+    this.topic = topic;
+    this.partition = partition;
+  }
+}

@@ -7,6 +7,11 @@
  * its first offset (until it is committed, aborted, fenced or times out).
  */
 import { Kafka, logLevel } from "kafkajs";
+import { installReadCommitted } from "../../adapters/kafkajs_read_committed.ts";
+
+// KafkaJS's own filter leaks records of interleaved aborted transactions: read by Kafka's rule.
+const corrected = installReadCommitted();
+if (corrected !== "yes") throw new Error(`readCommitted: ${corrected}`);
 
 /** A record read back. */
 export interface CommittedRecord {
