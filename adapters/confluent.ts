@@ -13,6 +13,8 @@ import process from "node:process";
 import { UnsupportedRuntimeError } from "../core/errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
 import { ConfluentClient } from "./confluent_client.ts";
+import type { OptionNames } from "../core/consumer/known_options.ts";
+import { checkConsumerOptions } from "../core/consumer/runner_options.ts";
 import type { ConfluentDeadLetterOptions } from "./confluent_dead_letter.ts";
 import type { ConfluentConsumerConfig, ConfluentKafka, ConfluentMessage } from "./confluent_types.ts";
 
@@ -58,6 +60,11 @@ export interface ConfluentConsumerOptions extends Omit<ParallelConsumerOptions<C
 }
 
 
+/** The binding's own option names, besides the runner's. */
+const CONFLUENT_OPTION_NAMES: OptionNames<
+  Pick<ConfluentConsumerOptions, "kafka" | "config" | "topics" | "fromBeginning" | "deadLetter" | "commitOutcomeTimeoutMs" | "revokeTimeoutMs">
+> = { kafka: true, config: true, topics: true, fromBeginning: true, deadLetter: true, commitOutcomeTimeoutMs: true, revokeTimeoutMs: true };
+
 /**
  * A parallel consumer over a Confluent consumer it creates from `kafka` and `config`, not
  * started yet: call `start()`, stop through `signal` (or `shutdown()`), and await `done`.
@@ -78,6 +85,7 @@ export interface ConfluentConsumerOptions extends Omit<ParallelConsumerOptions<C
  * ```
  */
 export function createConfluentConsumer(options: ConfluentConsumerOptions): ParallelConsumer<ConfluentMessage> {
+  checkConsumerOptions(options, CONFLUENT_OPTION_NAMES);
   const { kafka, config, topics, fromBeginning, deadLetter, commitOutcomeTimeoutMs, revokeTimeoutMs, ...rest } = options;
   const client = new ConfluentClient(kafka, config, topics, {
     revokeTimeoutMs: revokeTimeoutMs ?? (typeof rest.drainTimeoutMs === "number" ? rest.drainTimeoutMs : 5_000) + 5_000,

@@ -126,6 +126,12 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     if (!kafka || typeof (kafka as { consumer?: unknown }).consumer !== "function") {
       throw new InvalidArgumentError(`kafka must be a Confluent KafkaJS.Kafka client; got ${describe(kafka)}`);
     }
+    if (typeof (kafka as { logger?: unknown }).logger === "function") {
+      // KafkaJS's Kafka has logger(); Confluent's KafkaJS.Kafka does not (its consumers do).
+      throw new InvalidArgumentError(
+        'kafka is a KafkaJS client (new Kafka() from "kafkajs"), not @confluentinc/kafka-javascript\'s KafkaJS.Kafka: use offset-frontier/node (or /bun, /deno) for KafkaJS',
+      );
+    }
     if (!Array.isArray(topics) || topics.length === 0) {
       throw new InvalidArgumentError(`topics must be a non-empty array of names or RegExps; got ${describe(topics)}`);
     }

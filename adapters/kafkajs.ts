@@ -12,6 +12,8 @@ import type { Consumer, Kafka, KafkaMessage } from "./kafkajs_types.ts";
 import { KafkaJSClient } from "./kafkajs_client.ts";
 import { type DeadLetterOptions, transactionalDeadLetter } from "./kafkajs_dead_letter.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../core/consumer/runner.ts";
+import { checkKnownOptions, type OptionNames } from "../core/consumer/known_options.ts";
+import { checkConsumerOptions } from "../core/consumer/runner_options.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./kafkajs_transactions.ts";
 
 /** Options of a KafkaJS parallel consumer. */
@@ -50,6 +52,15 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
   transactional?: KafkaJSTransactionalOptions;
 }
 
+/** The binding's own option names, besides the runner's. */
+const KAFKAJS_OPTION_NAMES: OptionNames<Pick<KafkaJSConsumerOptions, "consumer" | "kafka" | "topics" | "fromBeginning" | "deadLetter" | "transactional">> = {
+  consumer: true, kafka: true, topics: true, fromBeginning: true, deadLetter: true, transactional: true,
+};
+const DEAD_LETTER_OPTION_NAMES: OptionNames<DeadLetterOptions> = { producer: true, topic: true };
+const TRANSACTIONAL_OPTION_NAMES: OptionNames<KafkaJSTransactionalOptions> = {
+  timeoutMs: true, groupId: true, idPrefix: true, transactionTimeoutMs: true, retry: true,
+};
+
 /**
  * A parallel consumer over a KafkaJS consumer, not started yet: call `start()`, stop
  * through `signal` (or `shutdown()`), and await `done`.
@@ -72,6 +83,9 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
  * ```
  */
 export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): ParallelConsumer<KafkaMessage> {
+  checkConsumerOptions(options, KAFKAJS_OPTION_NAMES);
+  checkKnownOptions("options.deadLetter", options.deadLetter, DEAD_LETTER_OPTION_NAMES);
+  checkKnownOptions("options.transactional", options.transactional, TRANSACTIONAL_OPTION_NAMES);
   const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, ...rest } = options;
   if (transactional !== undefined) {
     // The port opens (fences) each partition before reading its committed offsets: the client reads none.

@@ -57,6 +57,21 @@ import { unlimitedListeners } from "./signal_listeners.ts";
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
 
+/** KafkaJS's consumers have `events` (GROUP_JOIN, …); Confluent's KafkaJS-style consumer throws "not implemented" there. */
+function hasKafkaJSEvents(consumer: Consumer): boolean {
+  try {
+    return typeof consumer.events?.GROUP_JOIN === "string";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * KafkaJS consumers already driven by a binding. One serves one binding for its life: its
+ * `run()` can be called once, and `close()` leaves listeners on it that stop it for good.
+ */
+const taken = new WeakSet<object>();
+
 /**
  * The {@link ConsumerClient} over one KafkaJS consumer. Most users call
  * `createKafkaJSConsumer` (adapters/kafkajs.ts, or an adapter's `consume`) instead.
@@ -98,6 +113,11 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     if (!consumer || typeof consumer.run !== "function" || typeof consumer.commitOffsets !== "function") {
       throw new InvalidArgumentError(`consumer must be a KafkaJS consumer; got ${describe(consumer)}`);
     }
+    if (!hasKafkaJSEvents(consumer)) {
+      throw new InvalidArgumentError(
+        "consumer is not a KafkaJS consumer: it has no instrumentation events (a @confluentinc/kafka-javascript consumer? use offset-frontier/confluent for it)",
+      );
+    }
     if (!Array.isArray(topics) || topics.length === 0) {
       throw new InvalidArgumentError(`topics must be a non-empty array of names or RegExps; got ${describe(topics)}`);
     }
@@ -109,6 +129,11 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     }
     if (options.kafka !== undefined && typeof (options.kafka as { admin?: unknown }).admin !== "function") {
       throw new InvalidArgumentError(`kafka must be the KafkaJS client (new Kafka(…)); got ${describe(options.kafka)}`);
+    }
+    if (taken.has(consumer)) {
+      throw new InvalidArgumentError(
+        "consumer is already driven by another offset-frontier consumer (KafkaJS runs a consumer once): make a new one with kafka.consumer({ groupId, … }) for each",
+      );
     }
     this.#consumer = consumer;
     this.#kafka = options.kafka;
@@ -148,6 +173,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       });
       this.deadLetter = (message, info) => deadLetters.produce(message, info);
     }
+    taken.add(consumer); // last: a refused construction takes nothing
   }
 
   /** Partitions of the current assignment. */

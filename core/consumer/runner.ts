@@ -41,7 +41,7 @@ import { type ConsumerEvents, type ConsumerMetrics, EventHub, type Listener } fr
 import { Rebalance } from "./rebalance.ts";
 import { RecordRunner } from "./record_runner.ts";
 import { resolveRetryPolicy } from "./retry.ts";
-import type { ParallelConsumerOptions } from "./runner_options.ts";
+import { checkConsumerOptions, type ParallelConsumerOptions } from "./runner_options.ts";
 import { drainAndClose } from "./shutdown.ts";
 import { CommitTally, snapshot } from "./snapshot.ts";
 import { StallGuard } from "./stall.ts";
@@ -116,6 +116,7 @@ export class ParallelConsumer<M> {
     if (typeof options?.handler !== "function") {
       throw new InvalidArgumentError(`handler must be a function; got ${describe(options?.handler)}`);
     }
+    checkConsumerOptions(options);
     this.#client = client;
     const handler = options.handler;
     const txo = options.transactional;

@@ -5,6 +5,7 @@
  * @module
  */
 import type { CommitOptions } from "./commit_scheduler.ts";
+import { checkKnownOptions, type OptionNames } from "./known_options.ts";
 import type { DispatchOptions } from "./dispatcher.ts";
 import type { EngineChoice } from "../tracker/engines.ts";
 import type { ClusterOptions } from "./cluster.ts";
@@ -71,3 +72,44 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
 
 /** The handler's context in exactly-once mode: {@link RecordContext} with `send`. */
 export type TransactionalContext = RecordContext & TransactionalSend;
+
+/** Every option name of {@link ParallelConsumerOptions}, nested ones by object. */
+export const CONSUMER_OPTION_NAMES: {
+  readonly top: OptionNames<ParallelConsumerOptions<unknown>>;
+  readonly retry: OptionNames<RetryPolicy>;
+  readonly commit: OptionNames<CommitOptions>;
+  readonly completedSet: OptionNames<{ budget?: number }>;
+  readonly cluster: OptionNames<ClusterOptions>;
+  readonly on: OptionNames<ConsumerListeners>;
+} = {
+  top: {
+    handler: true, retry: true, commit: true, drainTimeoutMs: true, shutdownGraceMs: true, signal: true, cluster: true,
+    engine: true, capacity: true, on: true, transactional: true, ordering: true, concurrency: true,
+    maxInFlightPerPartition: true, highWaterMark: true, lowWaterMark: true, maxBuffered: true,
+  },
+  retry: { retries: true, initialDelayMs: true, maxDelayMs: true, multiplier: true, jitter: true, onExhausted: true },
+  commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, completedSet: true, metadata: true },
+  completedSet: { budget: true },
+  cluster: { maxUnavailableMs: true, initialDelayMs: true, maxDelayMs: true },
+  on: {
+    commit: true, pause: true, resume: true, retry: true, deadLetter: true, error: true, claim: true, stall: true,
+    transaction: true, unavailable: true, available: true,
+  },
+};
+
+/**
+ * Refuses an unknown option name anywhere in `options` (top level and the nested
+ * objects), naming it and the nearest known one. `extra`: more top-level names (a
+ * binding's own options).
+ * @throws {InvalidArgumentError} for an unknown name
+ */
+export function checkConsumerOptions(options: object, extra: Readonly<Record<string, true>> = {}): void {
+  const n = CONSUMER_OPTION_NAMES;
+  const o = options as Record<string, unknown>;
+  checkKnownOptions("options", o, { ...n.top, ...extra });
+  checkKnownOptions("options.retry", o.retry, n.retry);
+  checkKnownOptions("options.commit", o.commit, n.commit);
+  checkKnownOptions("options.commit.completedSet", (o.commit as Record<string, unknown> | undefined)?.completedSet, n.completedSet);
+  checkKnownOptions("options.cluster", o.cluster, n.cluster);
+  checkKnownOptions("options.on", o.on, n.on);
+}

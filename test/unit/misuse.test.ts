@@ -1,0 +1,94 @@
+/**
+ * A newcomer's slips get a typed error that names them, at construction, before anything
+ * connects: a misspelled option anywhere (with the nearest known name), one KafkaJS
+ * consumer given to two offset-frontier consumers, a Confluent consumer given to the
+ * KafkaJS binding, a KafkaJS client given to the Confluent binding. No broker: the
+ * clients are real but never connect.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Kafka, logLevel } from "kafkajs";
+import { createKafkaJSConsumer } from "../../adapters/kafkajs.ts";
+import { ConfluentClient } from "../../adapters/confluent_client.ts";
+import type { ConfluentKafka } from "../../adapters/confluent_types.ts";
+import { InvalidArgumentError, ParallelConsumer } from "../../core/mod.ts";
+import { checkKnownOptions } from "../../core/consumer/known_options.ts";
+import { MemoryClient } from "./runner_client.ts";
+
+const kafka = (): Kafka => new Kafka({ brokers: ["127.0.0.1:1"], logLevel: logLevel.NOTHING });
+const handler = (): Promise<void> => Promise.resolve();
+
+/** Asserts an InvalidArgumentError whose message matches every pattern. */
+function refused(f: () => unknown, ...patterns: RegExp[]): void {
+  assert.throws(f, (e: unknown) => {
+    assert.ok(e instanceof InvalidArgumentError, `an InvalidArgumentError, got ${String(e)}`);
+    for (const p of patterns) assert.match(e.message, p);
+    return true;
+  });
+}
+
+test("a misspelled option is refused, naming it and the nearest known name, at every level", () => {
+  const k = kafka();
+  const base = { kafka: k, topics: ["t"], handler };
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), concurency: 10 } as never), /"concurency"/, /did you mean "concurrency"/);
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), fromBeggining: true } as never), /did you mean "fromBeginning"/);
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), retry: { retires: 3 } } as never), /options\.retry/, /did you mean "retries"/);
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), commit: { intervallMs: 5 } } as never), /options\.commit/, /"intervalMs"/);
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), commit: { completedSet: { budgt: 100 } } } as never), /completedSet/, /"budget"/);
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), on: { comit: () => {} } } as never), /options\.on/, /"commit"/);
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), cluster: { maxUnavailable: 5 } } as never), /"maxUnavailableMs"/);
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), deadLetter: { producer: k.producer(), topik: "x" } } as never), /options\.deadLetter/, /"topic"/);
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), transactional: { timeOutMs: 5 } } as never), /options\.transactional/, /"timeoutMs"/);
+  // far from every name: the known ones are listed instead of a guess
+  refused(() => createKafkaJSConsumer({ ...base, consumer: k.consumer({ groupId: "g" }), zzzzzzzzzz: 1 } as never), /"zzzzzzzzzz"/, /known: .*concurrency/);
+  // the runner checks its own options whatever the binding
+  refused(() => new ParallelConsumer(new MemoryClient(), { handler, ordering: "key", concurrencyy: 2 } as never), /did you mean "concurrency"/);
+  // every documented name passes
+  createKafkaJSConsumer({
+    ...base,
+    consumer: k.consumer({ groupId: "g" }),
+    fromBeginning: true,
+    ordering: "key",
+    concurrency: 4,
+    maxInFlightPerPartition: 4,
+    retry: { retries: 1, initialDelayMs: 1, maxDelayMs: 2, multiplier: 2, jitter: 0 },
+    commit: { intervalMs: 100, completedSet: { budget: 100 } },
+    cluster: { maxUnavailableMs: 1_000 },
+    on: { commit: () => {} },
+    drainTimeoutMs: 10,
+    shutdownGraceMs: 10,
+  });
+});
+
+test("checkKnownOptions leaves non-objects to the caller's own checks and takes exact names", () => {
+  checkKnownOptions("x", undefined, { a: true });
+  checkKnownOptions("x", null, { a: true });
+  checkKnownOptions("x", 5, { a: true });
+  checkKnownOptions("x", { a: 1 }, { a: true });
+  refused(() => checkKnownOptions("x", { A: 1 }, { a: true }), /x has an unknown option "A" \(did you mean "a"\?\)/);
+});
+
+test("one KafkaJS consumer given to a second offset-frontier consumer is refused; a refused construction takes nothing", () => {
+  const k = kafka();
+  const consumer = k.consumer({ groupId: "g" });
+  // refused for another reason first: the consumer stays free
+  refused(() => createKafkaJSConsumer({ consumer, kafka: k, topics: [], handler }), /topics/);
+  createKafkaJSConsumer({ consumer, kafka: k, topics: ["t"], handler });
+  refused(() => createKafkaJSConsumer({ consumer, kafka: k, topics: ["t"], handler }), /already driven by another offset-frontier consumer/, /kafka\.consumer/);
+  createKafkaJSConsumer({ consumer: k.consumer({ groupId: "g" }), kafka: k, topics: ["t"], handler }); // a new one is fine
+});
+
+test("a consumer without KafkaJS's events (Confluent's KafkaJS-style one) is refused by the KafkaJS binding, naming the other binding", () => {
+  const confluentLike = {
+    run: () => Promise.resolve(),
+    commitOffsets: () => Promise.resolve(),
+    get events(): never {
+      throw new Error("Not implemented");
+    },
+  };
+  refused(() => createKafkaJSConsumer({ consumer: confluentLike as never, topics: ["t"], handler }), /not a KafkaJS consumer/, /offset-frontier\/confluent/);
+});
+
+test("a KafkaJS client given to the Confluent binding is refused, naming what it is", () => {
+  refused(() => new ConfluentClient(kafka() as unknown as ConfluentKafka, { "group.id": "g" }, ["t"]), /is a KafkaJS client/, /offset-frontier\/node/);
+});
