@@ -587,7 +587,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     const infos: MemberInfo[] = members.map((m) => ({ member: m.id, pid: m.pid, fate: fateOf(m) }));
     const logs = members.map((m) => (existsSync(m.log) ? readFileSync(m.log, "utf8") : ""));
     const counts = countLogs(topic, produced, logs, infos, outages);
-    const extra = await mode.count({ brokers: direct, topic, group, inputs: produced });
+    const extra = await mode.count({ brokers: direct, topic, group, inputs: produced, runtime: o.runtime });
     return {
       round,
       seed,

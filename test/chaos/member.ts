@@ -28,7 +28,7 @@
  * attempt started.
  *
  * With `mode: "exactly-once"` the consumer is transactional and the handler also sends one
- * output per input to `<topic>.out` (same partition, headers `from` and `by`), committed
+ * output per input to `<topic>.out` (keyed, hashed over its 4 partitions; headers `from` and `by`), committed
  * with the record's completion.
  *
  * The process exits when the harness's process is gone.
@@ -163,7 +163,9 @@ async function main(): Promise<void> {
         }
         const seq = message.value?.toString() ?? "";
         // Exactly-once: one output per input, committed only with this record's completion.
-        if (eos) send!({ topic: `${topic}.out`, partition, key: message.key, value: seq, headers: { from: `${partition}:${offset}`, by: id } });
+        // Keyed, no partition: hashed over `.out`'s 4 partitions, so every output partition
+        // interleaves the transactions of several inputs' producers (aborted ones included).
+        if (eos) send!({ topic: `${topic}.out`, key: message.key, value: seq, headers: { from: `${partition}:${offset}`, by: id } });
         await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
       },
       on: {

@@ -8,14 +8,20 @@
  *
  * - `at-least-once` (implemented): the counts from the logs, the topic and the
  *   dead-letter topic (test/chaos/analyze.ts).
- * - `exactly-once` (implemented, issue 17): the member runs `consume()` with
- *   `transactional` and its handler sends one output record per input to `<topic>.out`
- *   (same partition, header `from: <partition>:<offset>`); `topics` adds `<topic>.out`,
- *   and `count` reads it with a `read_committed` consumer (to a sentinel produced after
- *   the round: transaction markers take offsets, so end offsets cannot be counted to) and
- *   returns `outputDuplicates` (output records beyond the first per input) and
- *   `outputMissing` (non-poison inputs below the committed offsets without an output),
- *   plus `outputStrays` (outputs naming no input) and `outputRecords`.
+ * - `exactly-once`: the member runs `consume()` with `transactional` and its handler
+ *   sends one output record per input to `<topic>.out` (keyed and hashed over its
+ *   {@link OUT_PARTITIONS} partitions, not the input's 6, so each output partition
+ *   interleaves several input partitions' transactional producers, aborts included;
+ *   header `from: <partition>:<offset>`); `topics` adds `<topic>.out`, and `count` reads
+ *   it twice. First with a `read_committed` KafkaJS reader (to a sentinel produced after
+ *   the round: transaction markers take offsets, so end offsets cannot be counted to):
+ *   `outputDuplicates` (output records beyond the first per input), `outputMissing`
+ *   (non-poison inputs below the committed offsets without an output), `outputStrays`
+ *   (outputs naming no input) and `outputRecords`. Then the **second stage**
+ *   (test/chaos/second_stage.ts, on the members' runtime): a new group reads `.out` with
+ *   `consume()`, as a downstream stage would, and the same counts are taken of what its
+ *   handler saw: `secondStageDuplicates`, `secondStageMissing`, `secondStageStrays`,
+ *   `secondStageRecords`.
  *
  * A {@link ClientSpec} names the Kafka client a member runs: `kafkajs`
  * (test/chaos/member.ts) and `confluent` (`@confluentinc/kafka-javascript` through
@@ -24,8 +30,17 @@
  * @module
  */
 
+import { spawn } from "node:child_process";
+import { dirname, join, resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { Kafka, logLevel } from "kafkajs";
 import { committedOffsets } from "../broker/broker.ts";
 import { readCommitted } from "../kafka/read_committed.ts";
+import type { SecondStageConfig } from "./second_stage.ts";
+
+/** Partitions of the exactly-once output topic (the input has 6). */
+export const OUT_PARTITIONS = 4;
 
 /** Names of the delivery modes. */
 export type ModeName = "at-least-once" | "exactly-once";
@@ -41,6 +56,8 @@ export interface ModeRoundContext {
   group: string;
   /** The round's input records as read back from the topic. */
   inputs: ReadonlyArray<{ partition: number; offset: number; poison: boolean }>;
+  /** The members' runtime. */
+  runtime: "node" | "bun" | "deno";
 }
 
 /** A delivery mode of the chaos suite. */
@@ -76,7 +93,7 @@ export const MODES: Record<ModeName, ModeSpec> = {
   "exactly-once": {
     name: "exactly-once",
     implemented: true,
-    topics: (topic) => [{ name: `${topic}.out`, partitions: 6 }],
+    topics: (topic) => [{ name: `${topic}.out`, partitions: OUT_PARTITIONS }],
     count: countOutputs,
   },
 };
@@ -87,18 +104,68 @@ export const CLIENTS: Record<ClientName, ClientSpec> = {
   confluent: { name: "confluent", implemented: true, member: "member_confluent.ts" },
 };
 
-/** The exactly-once counts: `<topic>.out` read committed against the round's inputs. */
+/** The exactly-once counts: `<topic>.out` read committed, and read by a second stage, against the round's inputs. */
 async function countOutputs(ctx: ModeRoundContext): Promise<Record<string, number>> {
   const outputs = await readCommitted(ctx.brokers, `${ctx.topic}.out`, 180_000);
   const committed = await committedOffsets(ctx.brokers, ctx.group, ctx.topic);
+  const first = tally(ctx, committed, outputs.map((o) => o.headers.from ?? ""));
+  const second = tally(ctx, committed, await secondStage(ctx));
+  return {
+    outputDuplicates: first.duplicates,
+    outputMissing: first.missing,
+    outputStrays: first.strays,
+    outputRecords: first.records,
+    secondStageDuplicates: second.duplicates,
+    secondStageMissing: second.missing,
+    secondStageStrays: second.strays,
+    secondStageRecords: second.records,
+  };
+}
+
+/** Outputs (by their `from` header) against the inputs: repeats, inputs without one, outputs naming no input. */
+function tally(ctx: ModeRoundContext, committed: Map<number, string>, froms: readonly string[]) {
   const seen = new Map<string, number>();
-  for (const o of outputs) seen.set(o.headers.from ?? "", (seen.get(o.headers.from ?? "") ?? 0) + 1);
-  let outputDuplicates = 0, outputMissing = 0, known = 0;
+  for (const f of froms) seen.set(f, (seen.get(f) ?? 0) + 1);
+  let duplicates = 0, missing = 0, known = 0;
   for (const i of ctx.inputs) {
     const n = seen.get(`${i.partition}:${i.offset}`) ?? 0;
     known += n;
-    if (n > 1) outputDuplicates += n - 1;
-    if (n === 0 && !i.poison && i.offset < Number(committed.get(i.partition) ?? 0)) outputMissing++;
+    if (n > 1) duplicates += n - 1;
+    if (n === 0 && !i.poison && i.offset < Number(committed.get(i.partition) ?? 0)) missing++;
   }
-  return { outputDuplicates, outputMissing, outputStrays: outputs.length - known, outputRecords: outputs.length };
+  return { duplicates, missing, strays: froms.length - known, records: froms.length };
+}
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** Runs test/chaos/second_stage.ts on the members' runtime after a sentinel went to every output partition; the `from` headers its handler saw. */
+async function secondStage(ctx: ModeRoundContext): Promise<string[]> {
+  const topic = `${ctx.topic}.out`;
+  const sentinel = `second-stage-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const kafka = new Kafka({ clientId: "chaos-second-stage-sentinel", brokers: [ctx.brokers], logLevel: logLevel.NOTHING });
+  const producer = kafka.producer();
+  await producer.connect();
+  try {
+    await producer.send({ topic, acks: -1, messages: Array.from({ length: OUT_PARTITIONS }, (_, partition) => ({ partition, key: "sentinel", value: sentinel })) });
+  } finally {
+    await producer.disconnect();
+  }
+  const cfg: SecondStageConfig = { brokers: ctx.brokers, topic, group: `${ctx.group}-second-stage`, sentinel, partitions: OUT_PARTITIONS };
+  const file = join(HERE, "second_stage.ts");
+  const root = resolve(HERE, "..", "..");
+  const bin = (name: string): string => join(root, "node_modules", ".bin", name);
+  const [cmd, args] = ctx.runtime === "bun"
+    ? [bin("bun"), [file]]
+    : ctx.runtime === "deno"
+    ? [bin("deno"), ["run", "--allow-all", file]]
+    : [process.execPath, ["--import", "tsx", file]];
+  const child = spawn(cmd, [...args, JSON.stringify(cfg)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "", err = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (err = (err + d).slice(-4_000)));
+  const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+  if (code !== 0) throw new Error(`the second stage exited ${code}: ${err.trim()}`);
+  const result = JSON.parse(out.trim().split("\n").pop()!) as { seen: string[]; unfinished: number[] };
+  if (result.unfinished.length > 0) throw new Error(`the second stage did not reach the sentinel of partitions ${result.unfinished.join(",")} within 180 s`);
+  return result.seen;
 }

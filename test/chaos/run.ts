@@ -34,7 +34,9 @@ options:
   --fault-ms MS         how long faults are injected per round (default 24000)
   --timeout-ms MS       after the faults, how long to wait for committed = end (default 180000)
   --mode M              at-least-once (default) or exactly-once (transactions, KafkaJS only;
-                        adds outputDuplicates, outputMissing, outputStrays, outputRecords)
+                        adds outputDuplicates, outputMissing, outputStrays, outputRecords,
+                        and the same four of a second stage that reads the outputs with
+                        consume(): secondStageDuplicates, secondStageMissing, …)
   --client C            kafkajs (default) or confluent (@confluentinc/kafka-javascript, Node only)
   --protocol P          confluent's group protocol: eager, cooperative or consumer (KIP-848, default)
   --keep-logs           keep the members' logs and the broker's (their paths are printed)
@@ -139,7 +141,8 @@ export function toJson(results: readonly RoundResult[]): Record<string, unknown>
 /** Whether every round lost nothing and ended with committed = end. */
 export function passed(results: readonly RoundResult[]): boolean {
   return results.length > 0 && results.every((r) =>
-    !r.error && r.lost === 0 && r.committedEqualsEnd && (r.extra.outputDuplicates ?? 0) === 0 && (r.extra.outputMissing ?? 0) === 0
+    !r.error && r.lost === 0 && r.committedEqualsEnd && (r.extra.outputDuplicates ?? 0) === 0 && (r.extra.outputMissing ?? 0) === 0 &&
+    (r.extra.secondStageDuplicates ?? 0) === 0 && (r.extra.secondStageMissing ?? 0) === 0
   );
 }
 

@@ -22,7 +22,8 @@ export interface CommittedRecord {
   headers: Record<string, string>;
 }
 
-const SENTINEL = "offset-frontier-read-committed-sentinel";
+/** The key of the sentinel records {@link readCommitted} produces (a later reader of the topic skips them). */
+export const SENTINEL_KEY = "offset-frontier-read-committed-sentinel";
 
 /** Every committed record of `topic` (sentinels excluded), partition by partition in offset order. */
 export async function readCommitted(brokers: string, topic: string, timeoutMs = 120_000): Promise<CommittedRecord[]> {
@@ -40,7 +41,7 @@ export async function readCommitted(brokers: string, topic: string, timeoutMs = 
   const producer = kafka.producer();
   await producer.connect();
   try {
-    await producer.send({ topic, acks: -1, messages: partitions.map((partition) => ({ partition, key: SENTINEL, value: stamp })) });
+    await producer.send({ topic, acks: -1, messages: partitions.map((partition) => ({ partition, key: SENTINEL_KEY, value: stamp })) });
   } finally {
     await producer.disconnect();
   }
@@ -57,7 +58,7 @@ export async function readCommitted(brokers: string, topic: string, timeoutMs = 
         for (const m of batch.messages) {
           const key = m.key?.toString() ?? "";
           const value = m.value?.toString() ?? "";
-          if (key === SENTINEL) {
+          if (key === SENTINEL_KEY) {
             if (value === stamp) waiting.delete(batch.partition);
             continue;
           }
