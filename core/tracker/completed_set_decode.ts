@@ -112,8 +112,11 @@ function decode(topic: string, partition: number, committed: number | bigint | s
   const runs = new RunList();
   let end: number;
   if (format === FORMAT_BITMAP) {
-    end = decodeBitmap(buf, payloadBits, base, runs);
-    if (end <= base) return { ok: false, reason: "claims nothing: the bitmap has no finished offset" };
+    const span = decodeBitmap(buf, payloadBits, base, runs);
+    if (span === 0) return { ok: false, reason: "claims nothing: the bitmap has no finished offset" };
+    // compared before adding: base + span past 2^53 would round
+    if (span > LIMIT - base) return { ok: false, reason: `span: the bitmap passes 2^53 (from base ${base})` };
+    end = base + span;
   } else {
     const r = new Reader(buf, payloadBits);
     if (payloadBits < HEADER_BITS) return { ok: false, reason: "truncated: no room for the runs header" };
@@ -151,7 +154,7 @@ function putBits(buf: Uint8Array, at: number, v: number, n: number): void {
   }
 }
 
-/** Unfinished runs of a bitmap of `bits` bits into `runs`; returns end (one past the last 1 bit), or base if none. */
+/** Unfinished runs of a bitmap of `bits` bits into `runs`; returns the span (one past the last 1 bit), 0 if none. */
 function decodeBitmap(buf: Uint8Array, bits: number, base: number, runs: RunList): number {
   let lastOne = -1;
   let zeroStart = 0; // start of the current stretch of zeros
@@ -178,5 +181,5 @@ function decodeBitmap(buf: Uint8Array, bits: number, base: number, runs: RunList
     }
     i++;
   }
-  return base + lastOne + 1;
+  return lastOne + 1;
 }

@@ -9,6 +9,7 @@ import {
   MAX_METADATA_LENGTH,
   type RunsInput,
 } from "../../core/tracker/mod.ts";
+import { ALPHA, bin, specString, T } from "./completed_set_spec.ts";
 
 // ---- an independent model: the set of unfinished offsets of [base, end) ----------------------
 
@@ -109,49 +110,6 @@ function shuffled<T>(xs: T[]): T[] {
   }
   return a;
 }
-
-// ---- the format, written from its documentation (independent of the module) -----------------
-
-const ALPHA = Array.from({ length: 94 }, (_, i) => String.fromCharCode(0x21 + i)).filter((c) => !`"'\\`.includes(c)).join("");
-const T = (n: number): number => 4 + 13 * Math.floor((n - 1) / 2) + 6 * ((n - 1) % 2);
-
-function crc32(bytes: number[]): number {
-  let c = 0xffffffff;
-  for (const b of bytes) {
-    c ^= b;
-    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
-  }
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-const u32 = (v: number): number[] => [(v >>> 24) & 255, (v >>> 16) & 255, (v >>> 8) & 255, v & 255];
-
-/** The metadata for `payload` (a string of 0/1) as the module doc describes it. */
-function specString(format: number, payload: string, topic: string, partition: number, b: number): string {
-  let n = 1;
-  while (T(n) < payload.length + 32) n++;
-  const padded = payload.padEnd(T(n) - 32, "0");
-  const topicBytes = [...new TextEncoder().encode(topic)];
-  const packed: number[] = [];
-  for (let i = 0; i < padded.length; i += 8) packed.push(parseInt(padded.slice(i, i + 8).padEnd(8, "0"), 2));
-  const crc = crc32([format, ...u32(n), ...u32(partition), ...u32(Math.floor(b / 2 ** 32)), ...u32(b % 2 ** 32), topicBytes.length >> 8, topicBytes.length & 255, ...topicBytes, ...packed]);
-  const bits = padded + crc.toString(2).padStart(32, "0");
-  let s = ALPHA[16 * format + parseInt(bits.slice(0, 4), 2)];
-  for (let i = 4; i < bits.length;) {
-    if (bits.length - i >= 13) {
-      const v = parseInt(bits.slice(i, i + 13), 2);
-      s += ALPHA[Math.floor(v / 91)] + ALPHA[v % 91];
-      i += 13;
-    } else {
-      s += ALPHA[parseInt(bits.slice(i), 2)];
-      i = bits.length;
-    }
-  }
-  assert.equal(s.length, n);
-  return s;
-}
-
-const bin = (v: number, width: number): string => v.toString(2).padStart(width, "0");
 
 describe("completed-set codec", () => {
   test("worked example: a 10-offset bitmap is 7 characters, exactly as documented", () => {
