@@ -3,7 +3,7 @@
 // until it has read them, then skips exactly the records the claim says are finished.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type ClaimEvent, type CommitOffset, type CommittedPosition, ParallelConsumer } from "../../core/mod.ts";
+import { type ClaimEvent, type CommitOffset, type CommittedPosition, InvalidArgumentError, ParallelConsumer } from "../../core/mod.ts";
 import { CLAIM_READ_MS } from "../../core/consumer/claims.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
@@ -140,6 +140,15 @@ describe("runner: completed sets across a handover", () => {
       /completedSet: false/,
     );
     await sleep(0);
+  });
+
+  test("a completed-set budget the encoder would refuse fails the constructor, not every commit", () => {
+    const c = new MemoryClient();
+    assert.throws(
+      () => new ParallelConsumer<Msg>(c, { handler: () => {}, commit: { completedSet: { budget: 70000 } } }),
+      (e: unknown) => e instanceof InvalidArgumentError && /completedSet\.budget.*got 70000/.test(e.message),
+    );
+    assert.equal(c.commits.length, 0);
   });
 
   test("a partition lost and assigned again skips what this consumer finished before the loss", async () => {
