@@ -113,7 +113,7 @@ function shuffled<T>(xs: T[]): T[] {
 
 describe("completed-set codec", () => {
   test("worked example: a 10-offset bitmap is 7 characters, exactly as documented", () => {
-    // 100 and 103..104 unfinished: bits 0110011111 (10 bits + 32 CRC = 42 ≤ T(7) = 43)
+    // 100 and 103..104 unfinished: bits 0110011111 (10 bits + 32-bit check = 42 ≤ T(7) = 43)
     const e = encodeCompletedSet("orders", 0, { base: 100, end: 110, runs: new Float64Array([100, 1, 103, 2]), count: 2 });
     assert.ok(e);
     assert.equal(e.format, "bitmap");
@@ -149,7 +149,7 @@ describe("completed-set codec", () => {
     assert.equal(e.metadata.length, 20);
     const full = encodeCompletedSet("t", 7, { base: b, end: b + 1000, runs, count: 500 });
     assert.equal(full?.end, b + 1000);
-    assert.equal(full?.metadata.length, 160, "the whole bitmap: 1,000 bits + CRC = 1,032 ≤ T(160) = 1,037");
+    assert.equal(full?.metadata.length, 160, "the whole bitmap: 1,000 bits + check = 1,032 ≤ T(160) = 1,037");
     assert.ok(T(159) < 1032 && T(160) === 1037);
   });
 
@@ -361,7 +361,7 @@ describe("completed-set codec", () => {
       { numRuns: 300 },
     );
     assert.ok(tried > 500, `tried ${tried}`);
-    assert.equal(accepted, 0, `${accepted} of ${tried} mutated strings passed the CRC-32`);
+    assert.equal(accepted, 0, `${accepted} of ${tried} mutated strings passed the check`);
   });
 
   test("fuzz: another committed offset, topic or partition is rejected", () => {
@@ -405,12 +405,14 @@ describe("completed-set codec", () => {
     const e = encodeCompletedSet("t", 0, { base: 5, end: 9, runs: new Float64Array(0), count: 0 })!;
     assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, "-1", e.metadata)), /committed offset "-1"/);
     assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "~" + e.metadata.slice(1))), /unknown format '~'/);
-    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 6, e.metadata)), /checksum/);
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 6, e.metadata)), /check mismatch/);
     assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "!".repeat(MAX_METADATA_LENGTH + 1))), /too long/);
-    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "!!")), /truncated/);
-    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "!é!!!!!!")), /outside the alphabet/);
+    // "C" (index 32) opens format 2 (runs, version 2) with four zero bits; "!" is index 0
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "C!")), /truncated/);
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "Cé!!!!!!")), /outside the alphabet/);
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "!".repeat(40))), /version 1.*no longer trusted/);
     // the longest string of zero bits (padding only) is rejected fast
-    assert.equal(decodeCompletedSet("t", 0, 5, "!".repeat(MAX_METADATA_LENGTH)).ok, false);
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "C" + "!".repeat(MAX_METADATA_LENGTH - 1))), /check mismatch/);
   });
 
   test("padding never decodes into a claim: zero bits never complete a code", () => {

@@ -4,6 +4,7 @@
  * writes) and compare the encoder's output with it.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 
 /** The 91-character alphabet: `!`…`~` without `"`, `'` and `\`. */
 export const ALPHA = Array.from({ length: 94 }, (_, i) => String.fromCharCode(0x21 + i)).filter((c) => !`"'\\`.includes(c)).join("");
@@ -50,13 +51,28 @@ export function characters(format: number, bits: string): string {
   return s;
 }
 
-/** The metadata for `payload` (a string of 0/1) as the module doc describes it. */
-export function specString(format: number, payload: string, topic: string, partition: number, b: number): string {
+/** The first 32 bits of SHA-256, from the runtime's own implementation (not the module's). */
+export const sha256First32 = (bytes: number[]): number => createHash("sha256").update(Uint8Array.from(bytes)).digest().readUInt32BE(0);
+
+/** The string for `payload` (0/1 characters) in format number `format`, checked with `check`. */
+function build(format: number, check: (bytes: number[]) => number, payload: string, topic: string, partition: number, b: number): string {
   let n = 1;
   while (T(n) < payload.length + 32) n++;
   const padded = payload.padEnd(T(n) - 32, "0");
-  const crc = crc32(boundBytes(format, n, topic, partition, b, padded));
-  const s = characters(format, padded + bin(crc, 32));
+  const s = characters(format, padded + bin(check(boundBytes(format, n, topic, partition, b, padded)), 32));
   assert.equal(s.length, n);
   return s;
+}
+
+/**
+ * The metadata for `payload` (a string of 0/1) as the module doc describes it: version 2,
+ * format number 2 + kind (kind 0: runs, 1: bitmap), the first 32 bits of SHA-256 as the check.
+ */
+export function specString(kind: number, payload: string, topic: string, partition: number, b: number): string {
+  return build(2 + kind, sha256First32, payload, topic, partition, b);
+}
+
+/** The same claim in format version 1 (format number = kind, CRC-32 as the check), as version 1 wrote it. */
+export function v1String(kind: number, payload: string, topic: string, partition: number, b: number): string {
+  return build(kind, crc32, payload, topic, partition, b);
 }

@@ -6,6 +6,7 @@ import { describe, test } from "node:test";
 import { type ClaimEvent, type CommitOffset, type CommittedPosition, InvalidArgumentError, ParallelConsumer } from "../../core/mod.ts";
 import { CLAIM_READ_MS } from "../../core/consumer/claims.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
+import { v1String } from "./completed_set_spec.ts";
 
 const one = [{ topic: "t", partition: 0 }];
 
@@ -86,6 +87,23 @@ describe("runner: completed sets across a handover", () => {
     assert.ok(b.deliver("t", 0, range(5, 10)));
     await until(() => ran.length === 10, 1_000, "all ran");
     assert.equal(cb.metrics().skipped, 0);
+    await cb.shutdown();
+  });
+
+  test("a version 1 string (CRC-32 check) is refused as no longer trusted: what it claims runs again", async () => {
+    const b = new MemoryClient();
+    const ran: number[] = [];
+    const claims: ClaimEvent[] = [];
+    const cb = new ParallelConsumer<Msg>(b, { engine: "js", ordering: "unordered", handler: (m) => void ran.push(m.offset), on: { claim: (e) => claims.push(e) } });
+    await cb.start();
+    const metadata = v1String(1, "1".repeat(8), "t", 0, 5); // version 1 wrote it: 5..12 finished
+    b.sink.assigned(one, Promise.resolve([{ topic: "t", partition: 0, offset: 5, metadata }]));
+    await until(() => claims.length === 1, 1_000, "the claim event");
+    assert.match(claims[0].ignored ?? "", /format version 1 \(CRC-32 check\) is no longer trusted/);
+    assert.equal(claims[0].finished, 0);
+    assert.ok(b.deliver("t", 0, range(5, 10)));
+    await until(() => ran.length === 10, 1_000, "all ran");
+    assert.equal(cb.metrics().skipped, 0, "nothing skipped on its word");
     await cb.shutdown();
   });
 
