@@ -1,7 +1,7 @@
 /**
  * The completed-set decoder (see completed_set.ts): untrusted input, so every check comes
- * first — the alphabet, the blocks, the checksum over the binding — and anything that cannot
- * be verified is ignored with a reason, never trusted; it never throws.
+ * first — the alphabet, the format version, the blocks, the check over the binding — and
+ * anything that cannot be verified is ignored with a reason, never trusted; it never throws.
  *
  * @module
  */
@@ -9,8 +9,9 @@ import { describe } from "../errors.ts";
 import {
   capacityBits,
   checksum,
-  CRC_BITS,
+  CHECK_BITS,
   FORMAT_BITMAP,
+  FIRST_TRUSTED_FORMAT,
   FORMAT_RUNS,
   HEADER_BITS,
   INDEX,
@@ -78,9 +79,13 @@ function decode(topic: string, partition: number, committed: number | bigint | s
   const i0 = c0 < 128 ? INDEX[c0] : -1;
   if (i0 < 0) return { ok: false, reason: `not ours: character ${describe(metadata[0])} is outside the alphabet` };
   const format = i0 >> 4;
+  if (format < FIRST_TRUSTED_FORMAT) {
+    // never read: its CRC-32 is linear, so a string can verify at another committed offset
+    return { ok: false, reason: "format version 1 (CRC-32 check) is no longer trusted: its check can verify at another offset" };
+  }
   if (format !== FORMAT_RUNS && format !== FORMAT_BITMAP) return { ok: false, reason: `unknown format '${metadata[0]}'` };
   const total = capacityBits(n);
-  if (total < CRC_BITS + 1) return { ok: false, reason: `truncated: ${n} characters cannot hold a checksum and a claim` };
+  if (total < CHECK_BITS + 1) return { ok: false, reason: `truncated: ${n} characters cannot hold a check and a claim` };
   const buf = new Uint8Array(((total + 7) >>> 3) + 8);
   buf[0] = (i0 & 15) << 4;
   let bit = 4;
@@ -104,16 +109,19 @@ function decode(topic: string, partition: number, committed: number | bigint | s
       c += 1;
     }
   }
-  const payloadBits = total - CRC_BITS;
+  const payloadBits = total - CHECK_BITS;
   const stored = readAt(buf, payloadBits, 16) * 65536 + readAt(buf, payloadBits + 16, 16);
   if (checksum(format, n, topic, partition, base, buf, payloadBits) !== stored) {
-    return { ok: false, reason: "checksum mismatch: corrupted, truncated, or committed for another topic, partition or offset" };
+    return { ok: false, reason: "check mismatch: corrupted, truncated, or committed for another topic, partition or offset" };
   }
   const runs = new RunList();
   let end: number;
   if (format === FORMAT_BITMAP) {
-    end = decodeBitmap(buf, payloadBits, base, runs);
-    if (end <= base) return { ok: false, reason: "claims nothing: the bitmap has no finished offset" };
+    const span = decodeBitmap(buf, payloadBits, base, runs);
+    if (span === 0) return { ok: false, reason: "claims nothing: the bitmap has no finished offset" };
+    // compared before adding: base + span past 2^53 would round
+    if (span > LIMIT - base) return { ok: false, reason: `span: the bitmap passes 2^53 (from base ${base})` };
+    end = base + span;
   } else {
     const r = new Reader(buf, payloadBits);
     if (payloadBits < HEADER_BITS) return { ok: false, reason: "truncated: no room for the runs header" };
@@ -151,7 +159,7 @@ function putBits(buf: Uint8Array, at: number, v: number, n: number): void {
   }
 }
 
-/** Unfinished runs of a bitmap of `bits` bits into `runs`; returns end (one past the last 1 bit), or base if none. */
+/** Unfinished runs of a bitmap of `bits` bits into `runs`; returns the span (one past the last 1 bit), 0 if none. */
 function decodeBitmap(buf: Uint8Array, bits: number, base: number, runs: RunList): number {
   let lastOne = -1;
   let zeroStart = 0; // start of the current stretch of zeros
@@ -178,5 +186,5 @@ function decodeBitmap(buf: Uint8Array, bits: number, base: number, runs: RunList
     }
     i++;
   }
-  return base + lastOne + 1;
+  return lastOne + 1;
 }

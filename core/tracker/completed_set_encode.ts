@@ -10,7 +10,7 @@ import {
   capacityBits,
   charsFor,
   checksum,
-  CRC_BITS,
+  CHECK_BITS,
   DEFAULT_BUDGET,
   FORMAT_RUNS,
   MAX_METADATA_LENGTH,
@@ -83,15 +83,15 @@ function writeBitmap(cut: number): void {
 const outChars = new Uint8Array(MAX_METADATA_LENGTH);
 const DECODER = new TextDecoder("latin1");
 
-/** Turns the writer's bits (payload then padding up to the CRC) into the string. */
+/** Turns the writer's bits (payload then padding up to the check) into the string. */
 function finish(format: number, topic: string, partition: number, base: number, payloadBits: number): string {
-  const n = charsFor(payloadBits + CRC_BITS);
+  const n = charsFor(payloadBits + CHECK_BITS);
   const total = capacityBits(n);
-  const padded = total - CRC_BITS;
+  const padded = total - CHECK_BITS;
   const wbuf = W.buf;
-  const crc = checksum(format, n, topic, partition, base, wbuf, padded);
+  const check = checksum(format, n, topic, partition, base, wbuf, padded);
   W.pos = padded;
-  W.bits(crc, 32);
+  W.bits(check, CHECK_BITS);
   // characters: c0 = 16·format + first 4 bits, then 13-bit pairs, then a 6-bit single
   outChars[0] = ALPHABET[16 * format + (wbuf[0] >>> 4)];
   let bit = 4;
@@ -118,7 +118,7 @@ function finish(format: number, topic: string, partition: number, base: number, 
  * (end′ ≤ end; everything ≥ end′ then counts as unfinished). Works on the runs (O(runs)), never
  * per offset; a bitmap is written a byte at a time.
  *
- * @param topic the topic (bound by the checksum)
+ * @param topic the topic (bound by the check)
  * @param partition the partition, an integer in [0, 2^31)
  * @param input the committed offset (`base`), `end` and the unfinished runs
  * @param options `budget`: the longest string allowed (default 4,096)
@@ -138,12 +138,12 @@ export function encodeCompletedSet(topic: string, partition: number, input: Runs
   normalise(input);
   const { base, end } = norm;
   if (end <= base) return undefined; // nothing finished
-  const capacity = capacityBits(budget) - CRC_BITS;
+  const capacity = capacityBits(budget) - CHECK_BITS;
   if (capacity <= 0) return undefined;
 
   if (!choose(capacity)) return undefined;
   const { format, cut, cu, cf } = plan;
-  const totalChars = Math.min(budget, charsFor(Math.min(capacity, plan.bits) + CRC_BITS));
+  const totalChars = Math.min(budget, charsFor(Math.min(capacity, plan.bits) + CHECK_BITS));
   W.reset(((capacityBits(totalChars) + 7) >>> 3) + 8);
   if (format === FORMAT_RUNS) writeRuns(cu, cf, cut);
   else writeBitmap(cut);

@@ -30,7 +30,8 @@ export function normalise(input: RunsInput): void {
   if (input === null || typeof input !== "object") throw new InvalidArgumentError(`input must be { base, end, runs, count }; got ${describe(input)}`);
   const { base, end, runs, count } = input;
   if (!Number.isSafeInteger(base) || base < 0) throw new InvalidArgumentError(`input.base must be an integer in [0, 2^53); got ${describe(base)}`);
-  if (!Number.isSafeInteger(end) || end < base || end > LIMIT) throw new InvalidArgumentError(`input.end must be an integer in [base = ${base}, 2^53]; got ${describe(end)}`);
+  // end may be 2^53 itself (one past the last offset, 2^53 − 1): an integer, not a safe one
+  if (!Number.isInteger(end) || end < base || end > LIMIT) throw new InvalidArgumentError(`input.end must be an integer in [base = ${base}, 2^53]; got ${describe(end)}`);
   if (!(runs instanceof Float64Array)) throw new InvalidArgumentError(`input.runs must be a Float64Array; got ${describe(runs)}`);
   if (!Number.isSafeInteger(count) || count < 0 || 2 * count > runs.length) {
     throw new InvalidArgumentError(`input.count must be an integer in [0, runs.length / 2 = ${runs.length >> 1}]; got ${describe(count)}`);

@@ -1,10 +1,12 @@
 /**
- * The completed-set codec's wire format (version 1, see completed_set.ts): its constants, the
- * 91-character alphabet and the characters-to-bits arithmetic, and the CRC-32 that binds a
- * string to its topic, partition and committed offset. Shared by the encoder and the decoder.
+ * The completed-set codec's wire format (version 2, see completed_set.ts): its constants, the
+ * 91-character alphabet and the characters-to-bits arithmetic, and the check (32 bits of
+ * SHA-256) that binds a string to its topic, partition and committed offset. Shared by the
+ * encoder and the decoder.
  *
  * @module
  */
+import { hashScratch, sha256First32 } from "./completed_set_hash.ts";
 
 /** Default budget: the broker's default `offset.metadata.max.bytes`. */
 export const DEFAULT_BUDGET = 4096;
@@ -13,12 +15,14 @@ export const MAX_METADATA_LENGTH = 65536;
 
 /** @internal 2^53: offsets and spans stay below it. */
 export const LIMIT = 9007199254740992;
-/** @internal Format number of the runs payload. */
-export const FORMAT_RUNS = 0;
-/** @internal Format number of the bitmap payload. */
-export const FORMAT_BITMAP = 1;
-/** @internal Bits of the trailing checksum. */
-export const CRC_BITS = 32;
+/** @internal Format number of the runs payload (version 2; version 1 wrote 0). */
+export const FORMAT_RUNS = 2;
+/** @internal Format number of the bitmap payload (version 2; version 1 wrote 1). */
+export const FORMAT_BITMAP = 3;
+/** @internal Format numbers below this are version 1, whose CRC-32 check is no longer trusted. */
+export const FIRST_TRUSTED_FORMAT = 2;
+/** @internal Bits of the trailing check. */
+export const CHECK_BITS = 32;
 /** @internal The runs payload's header: first-run flag + two 6-bit codes. */
 export const HEADER_BITS = 13;
 
@@ -51,51 +55,42 @@ export function charsFor(bits: number): number {
   return 1 + 2 * pairs + (left === 0 ? 0 : left <= 6 ? 1 : 2);
 }
 
-// ---- CRC-32 ----------------------------------------------------------------------------------
-
-const CRC_TABLE: Int32Array = (() => {
-  const t = new Int32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c;
-  }
-  return t;
-})();
-
-function crcBytes(crc: number, bytes: Uint8Array, from: number, to: number): number {
-  for (let i = from; i < to; i++) crc = CRC_TABLE[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
-  return crc;
-}
+// ---- the check --------------------------------------------------------------------------------
 
 const TEXT = new TextEncoder();
-const header = new Uint8Array(19);
-let topicBytes = new Uint8Array(256);
+const HEADER = 19; // format, n, partition, base (hi, lo), topic length
+let lastTopic = "";
+let lastTopicBytes = new Uint8Array(0);
 
-/** @internal CRC-32 of the binding header and the first `payloadBits` bits of `buf`. */
+/**
+ * @internal The check of format version 2: the first 32 bits of SHA-256 over the format number
+ * (1 byte), n (4 bytes), the partition (4), the base offset (8), the topic's UTF-8 length (2)
+ * and bytes, then the first `payloadBits` bits of `buf` packed into bytes (the last one
+ * zero-filled), all big-endian.
+ */
 export function checksum(format: number, n: number, topic: string, partition: number, base: number, buf: Uint8Array, payloadBits: number): number {
-  if (topicBytes.length < topic.length * 3) topicBytes = new Uint8Array(topic.length * 3);
-  const topicLength = TEXT.encodeInto(topic, topicBytes).written;
-  const hi = Math.floor(base / 4294967296);
-  const lo = base - hi * 4294967296;
-  header[0] = format;
-  setU32(header, 1, n);
-  setU32(header, 5, partition);
-  setU32(header, 9, hi);
-  setU32(header, 13, lo);
-  header[17] = (topicLength >>> 8) & 0xff;
-  header[18] = topicLength & 0xff;
-  let crc = -1;
-  crc = crcBytes(crc, header, 0, 19);
-  crc = crcBytes(crc, topicBytes, 0, topicLength);
   const whole = payloadBits >>> 3;
-  crc = crcBytes(crc, buf, 0, whole);
   const partial = payloadBits & 7;
-  if (partial) {
-    const last = buf[whole] & (0xff << (8 - partial)) & 0xff; // the CRC's own bits follow: mask them off
-    crc = CRC_TABLE[(crc ^ last) & 0xff] ^ (crc >>> 8);
+  if (topic !== lastTopic) {
+    lastTopicBytes = TEXT.encode(topic); // a consumer commits few topics: encoded once each time it changes
+    lastTopic = topic;
   }
-  return (crc ^ -1) >>> 0;
+  const topicLength = lastTopicBytes.length;
+  const m = hashScratch(HEADER + topicLength + whole + 1);
+  m.set(lastTopicBytes, HEADER);
+  const hi = Math.floor(base / 4294967296);
+  m[0] = format;
+  setU32(m, 1, n);
+  setU32(m, 5, partition);
+  setU32(m, 9, hi);
+  setU32(m, 13, base - hi * 4294967296);
+  m[17] = (topicLength >>> 8) & 0xff;
+  m[18] = topicLength & 0xff;
+  let at = HEADER + topicLength;
+  m.set(buf.subarray(0, whole), at);
+  at += whole;
+  if (partial) m[at++] = buf[whole] & (0xff << (8 - partial)) & 0xff; // the check's own bits follow: mask them off
+  return sha256First32(m, at);
 }
 
 function setU32(b: Uint8Array, at: number, v: number): void {

@@ -9,7 +9,7 @@
  * @module
  */
 import { InvalidArgumentError, describe } from "../errors.ts";
-import { CompletedSet, DEFAULT_BUDGET, encodeCompletedSet, unionOfClaims } from "./completed_set.ts";
+import { CompletedSet, DEFAULT_BUDGET, encodeCompletedSet, MAX_METADATA_LENGTH, unionOfClaims } from "./completed_set.ts";
 import type { OffsetInput } from "./offset.ts";
 import { Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";
 
@@ -17,8 +17,9 @@ import { Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";
 export interface FrontierOptions extends Omit<TrackerOptions, "start"> {
   /**
    * Completed sets in the commit metadata: `{ budget }` caps each partition's metadata
-   * string (default 4,096 characters, the broker's `offset.metadata.max.bytes`); over it
-   * the longest prefix that fits is kept. `false`: commits carry no metadata. Default on.
+   * string (an integer in [16, 65,536]; default 4,096 characters, the broker's
+   * `offset.metadata.max.bytes`); over it the longest prefix that fits is kept. `false`:
+   * commits carry no metadata. Default on.
    */
   completedSet?: { budget?: number } | false;
 }
@@ -70,6 +71,9 @@ export interface PartitionStats extends TrackerStats {
   inflight: number | undefined;
 }
 
+/** The smallest completed-set budget a frontier takes (characters): below it hardly any claim fits. */
+const MIN_BUDGET = 16;
+
 interface Assignment {
   readonly tracker: Tracker;
   confirmed: number | undefined;
@@ -108,7 +112,7 @@ export class Frontier {
   /**
    * A frontier with no assignment yet.
    * @param options tracker options shared by every partition (capacity, engine, clock) and the completed sets
-   * @throws {InvalidArgumentError} for a bad completed-set budget
+   * @throws {InvalidArgumentError} for a completed-set budget that is not an integer in [16, 65,536] (nothing is created)
    */
   constructor(options: FrontierOptions = {}) {
     const { completedSet, ...trackerOptions } = options;
@@ -116,8 +120,11 @@ export class Frontier {
     if (completedSet === false) this.#budget = 0;
     else {
       const budget = completedSet?.budget ?? DEFAULT_BUDGET;
-      if (!Number.isSafeInteger(budget) || budget < 16) {
-        throw new InvalidArgumentError(`completedSet.budget must be an integer ≥ 16 (characters); got ${describe(budget)}`);
+      // checked here, where it is given: the encoder would refuse it at every propose()
+      if (!Number.isSafeInteger(budget) || budget < MIN_BUDGET || budget > MAX_METADATA_LENGTH) {
+        throw new InvalidArgumentError(
+          `completedSet.budget must be an integer in [${MIN_BUDGET}, ${MAX_METADATA_LENGTH}] (characters); got ${describe(budget)}`,
+        );
       }
       this.#budget = budget;
     }

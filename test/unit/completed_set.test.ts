@@ -9,6 +9,7 @@ import {
   MAX_METADATA_LENGTH,
   type RunsInput,
 } from "../../core/tracker/mod.ts";
+import { ALPHA, bin, specString, T } from "./completed_set_spec.ts";
 
 // ---- an independent model: the set of unfinished offsets of [base, end) ----------------------
 
@@ -110,52 +111,9 @@ function shuffled<T>(xs: T[]): T[] {
   return a;
 }
 
-// ---- the format, written from its documentation (independent of the module) -----------------
-
-const ALPHA = Array.from({ length: 94 }, (_, i) => String.fromCharCode(0x21 + i)).filter((c) => !`"'\\`.includes(c)).join("");
-const T = (n: number): number => 4 + 13 * Math.floor((n - 1) / 2) + 6 * ((n - 1) % 2);
-
-function crc32(bytes: number[]): number {
-  let c = 0xffffffff;
-  for (const b of bytes) {
-    c ^= b;
-    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
-  }
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-const u32 = (v: number): number[] => [(v >>> 24) & 255, (v >>> 16) & 255, (v >>> 8) & 255, v & 255];
-
-/** The metadata for `payload` (a string of 0/1) as the module doc describes it. */
-function specString(format: number, payload: string, topic: string, partition: number, b: number): string {
-  let n = 1;
-  while (T(n) < payload.length + 32) n++;
-  const padded = payload.padEnd(T(n) - 32, "0");
-  const topicBytes = [...new TextEncoder().encode(topic)];
-  const packed: number[] = [];
-  for (let i = 0; i < padded.length; i += 8) packed.push(parseInt(padded.slice(i, i + 8).padEnd(8, "0"), 2));
-  const crc = crc32([format, ...u32(n), ...u32(partition), ...u32(Math.floor(b / 2 ** 32)), ...u32(b % 2 ** 32), topicBytes.length >> 8, topicBytes.length & 255, ...topicBytes, ...packed]);
-  const bits = padded + crc.toString(2).padStart(32, "0");
-  let s = ALPHA[16 * format + parseInt(bits.slice(0, 4), 2)];
-  for (let i = 4; i < bits.length;) {
-    if (bits.length - i >= 13) {
-      const v = parseInt(bits.slice(i, i + 13), 2);
-      s += ALPHA[Math.floor(v / 91)] + ALPHA[v % 91];
-      i += 13;
-    } else {
-      s += ALPHA[parseInt(bits.slice(i), 2)];
-      i = bits.length;
-    }
-  }
-  assert.equal(s.length, n);
-  return s;
-}
-
-const bin = (v: number, width: number): string => v.toString(2).padStart(width, "0");
-
 describe("completed-set codec", () => {
   test("worked example: a 10-offset bitmap is 7 characters, exactly as documented", () => {
-    // 100 and 103..104 unfinished: bits 0110011111 (10 bits + 32 CRC = 42 ≤ T(7) = 43)
+    // 100 and 103..104 unfinished: bits 0110011111 (10 bits + 32-bit check = 42 ≤ T(7) = 43)
     const e = encodeCompletedSet("orders", 0, { base: 100, end: 110, runs: new Float64Array([100, 1, 103, 2]), count: 2 });
     assert.ok(e);
     assert.equal(e.format, "bitmap");
@@ -191,7 +149,7 @@ describe("completed-set codec", () => {
     assert.equal(e.metadata.length, 20);
     const full = encodeCompletedSet("t", 7, { base: b, end: b + 1000, runs, count: 500 });
     assert.equal(full?.end, b + 1000);
-    assert.equal(full?.metadata.length, 160, "the whole bitmap: 1,000 bits + CRC = 1,032 ≤ T(160) = 1,037");
+    assert.equal(full?.metadata.length, 160, "the whole bitmap: 1,000 bits + check = 1,032 ≤ T(160) = 1,037");
     assert.ok(T(159) < 1032 && T(160) === 1037);
   });
 
@@ -403,7 +361,7 @@ describe("completed-set codec", () => {
       { numRuns: 300 },
     );
     assert.ok(tried > 500, `tried ${tried}`);
-    assert.equal(accepted, 0, `${accepted} of ${tried} mutated strings passed the CRC-32`);
+    assert.equal(accepted, 0, `${accepted} of ${tried} mutated strings passed the check`);
   });
 
   test("fuzz: another committed offset, topic or partition is rejected", () => {
@@ -447,12 +405,14 @@ describe("completed-set codec", () => {
     const e = encodeCompletedSet("t", 0, { base: 5, end: 9, runs: new Float64Array(0), count: 0 })!;
     assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, "-1", e.metadata)), /committed offset "-1"/);
     assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "~" + e.metadata.slice(1))), /unknown format '~'/);
-    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 6, e.metadata)), /checksum/);
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 6, e.metadata)), /check mismatch/);
     assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "!".repeat(MAX_METADATA_LENGTH + 1))), /too long/);
-    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "!!")), /truncated/);
-    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "!é!!!!!!")), /outside the alphabet/);
+    // "C" (index 32) opens format 2 (runs, version 2) with four zero bits; "!" is index 0
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "C!")), /truncated/);
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "Cé!!!!!!")), /outside the alphabet/);
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "!".repeat(40))), /version 1.*no longer trusted/);
     // the longest string of zero bits (padding only) is rejected fast
-    assert.equal(decodeCompletedSet("t", 0, 5, "!".repeat(MAX_METADATA_LENGTH)).ok, false);
+    assert.match(((d) => d.ok ? "" : d.reason)(decodeCompletedSet("t", 0, 5, "C" + "!".repeat(MAX_METADATA_LENGTH - 1))), /check mismatch/);
   });
 
   test("padding never decodes into a claim: zero bits never complete a code", () => {

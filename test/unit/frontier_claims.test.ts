@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { CompletedSet, decodeCompletedSet, Frontier, unionOfClaims } from "../../core/mod.ts";
+import { CompletedSet, decodeCompletedSet, encodeCompletedSet, Frontier, InvalidArgumentError, unionOfClaims } from "../../core/mod.ts";
 import { ENGINES } from "./engines.ts";
 
 interface History {
@@ -133,6 +133,49 @@ describe("frontier: completed sets in the commit metadata", () => {
     t.complete(h);
     assert.deepEqual(f.propose()!.offsets, [{ topic: "t", partition: 0, offset: 1 }]);
     assert.throws(() => new Frontier({ completedSet: { budget: 3 } }), /completedSet\.budget.*3/);
+  });
+
+  test("a budget outside what the encoder takes is refused where it is given, naming it; propose() never meets it", () => {
+    for (const budget of [70000, 65537, 15, 0, -1, 1.5, NaN, Infinity]) {
+      const options = { engine: "js" as const, completedSet: { budget } };
+      assert.throws(
+        () => new Frontier(options),
+        (e: unknown) => e instanceof InvalidArgumentError && e.message.includes("completedSet.budget") && e.message.includes(`got ${budget}`) && e.message.includes("[16, 65536]"),
+        `budget ${budget}`,
+      );
+      assert.deepEqual(options, { engine: "js", completedSet: { budget } }, "the options are left as they were");
+    }
+    // every budget it takes, propose() takes too: the ends of the range, with a set to encode
+    for (const budget of [16, 65536]) {
+      const f = new Frontier({ engine: "js", completedSet: { budget } });
+      const t = f.assign("t", 0, 2 ** 40);
+      const h = t.register([2 ** 40, 2 ** 40 + 1, 2 ** 40 + 2], 2 ** 40 + 3);
+      t.complete(h + 2);
+      const p = f.propose();
+      assert.ok(p && p.offsets[0].metadata !== undefined, `budget ${budget}: a commit with its set`);
+      assert.ok(p.offsets[0].metadata.length <= budget);
+      assert.ok(decodeCompletedSet("t", 0, 2 ** 40, p.offsets[0].metadata).ok);
+    }
+  });
+
+  test("a claim that reaches 2^53 is carried into the next commit (propose() encodes end = 2^53)", () => {
+    const top = 2 ** 53;
+    const written = encodeCompletedSet("t", 0, { base: top - 3, end: top, runs: new Float64Array([top - 3, 1]), count: 1 });
+    assert.ok(written);
+    const claim = decodeCompletedSet("t", 0, top - 3, written.metadata);
+    assert.ok(claim.ok);
+    assert.equal(claim.set.end, top);
+    const f = new Frontier({ engine: "js" });
+    const t = f.assign("t", 0, top - 3);
+    f.inherit("t", 0, claim.set);
+    t.register([top - 3], top - 2); // the unfinished head is delivered; the claimed two are not yet
+    const p = f.propose();
+    assert.ok(p);
+    assert.equal(p.offsets[0].offset, top - 3);
+    const again = decodeCompletedSet("t", 0, top - 3, p.offsets[0].metadata);
+    assert.ok(again.ok, again.ok ? "" : again.reason);
+    assert.deepEqual([top - 3, top - 2, top - 1].map((o) => again.set.isFinished(o)), [false, true, true]);
+    assert.equal(again.set.end, top);
   });
 
   test("unionOfClaims: finished where either claim says so, against a per-offset model", () => {

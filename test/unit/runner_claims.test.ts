@@ -3,9 +3,10 @@
 // until it has read them, then skips exactly the records the claim says are finished.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type ClaimEvent, type CommitOffset, type CommittedPosition, ParallelConsumer } from "../../core/mod.ts";
+import { type ClaimEvent, type CommitOffset, type CommittedPosition, InvalidArgumentError, ParallelConsumer } from "../../core/mod.ts";
 import { CLAIM_READ_MS } from "../../core/consumer/claims.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
+import { v1String } from "./completed_set_spec.ts";
 
 const one = [{ topic: "t", partition: 0 }];
 
@@ -89,6 +90,23 @@ describe("runner: completed sets across a handover", () => {
     await cb.shutdown();
   });
 
+  test("a version 1 string (CRC-32 check) is refused as no longer trusted: what it claims runs again", async () => {
+    const b = new MemoryClient();
+    const ran: number[] = [];
+    const claims: ClaimEvent[] = [];
+    const cb = new ParallelConsumer<Msg>(b, { engine: "js", ordering: "unordered", handler: (m) => void ran.push(m.offset), on: { claim: (e) => claims.push(e) } });
+    await cb.start();
+    const metadata = v1String(1, "1".repeat(8), "t", 0, 5); // version 1 wrote it: 5..12 finished
+    b.sink.assigned(one, Promise.resolve([{ topic: "t", partition: 0, offset: 5, metadata }]));
+    await until(() => claims.length === 1, 1_000, "the claim event");
+    assert.match(claims[0].ignored ?? "", /format version 1 \(CRC-32 check\) is no longer trusted/);
+    assert.equal(claims[0].finished, 0);
+    assert.ok(b.deliver("t", 0, range(5, 10)));
+    await until(() => ran.length === 10, 1_000, "all ran");
+    assert.equal(cb.metrics().skipped, 0, "nothing skipped on its word");
+    await cb.shutdown();
+  });
+
   test("a failed read of the committed offsets only costs the claims", async () => {
     const b = new MemoryClient();
     const ran: number[] = [];
@@ -140,6 +158,15 @@ describe("runner: completed sets across a handover", () => {
       /completedSet: false/,
     );
     await sleep(0);
+  });
+
+  test("a completed-set budget the encoder would refuse fails the constructor, not every commit", () => {
+    const c = new MemoryClient();
+    assert.throws(
+      () => new ParallelConsumer<Msg>(c, { handler: () => {}, commit: { completedSet: { budget: 70000 } } }),
+      (e: unknown) => e instanceof InvalidArgumentError && /completedSet\.budget.*got 70000/.test(e.message),
+    );
+    assert.equal(c.commits.length, 0);
   });
 
   test("a partition lost and assigned again skips what this consumer finished before the loss", async () => {
