@@ -10,7 +10,8 @@
  * The code blocks are found by their `<!-- quickstart:RUNTIME` markers in README.md, so the
  * test fails when the README drifts. The only substitutions, each of a literal that must
  * occur exactly once: the broker address `"127.0.0.1:9092"`, `topics: ["orders"]` and
- * `groupId: "orders-worker"`.
+ * the `groupId: "…"` (each quick start has its own, so that trying one after another
+ * prints every record each time).
  *
  * `npm run test:pack` drives it from Node (one broker through scripts/with-broker.mjs; without
  * KAFKA_BROKERS it starts its own); it also runs under `bun test` and `deno test -A`. The
@@ -91,8 +92,10 @@ export function substitute(code: string, to: { broker: string; topic: string; gr
   const swaps: Array<[string, string]> = [
     [`"127.0.0.1:9092"`, JSON.stringify(to.broker)],
     [`topics: ["orders"]`, `topics: [${JSON.stringify(to.topic)}]`],
-    [`groupId: "orders-worker"`, `groupId: ${JSON.stringify(to.group)}`],
   ];
+  const groups = code.match(/groupId: "[^"]*"/g) ?? [];
+  assert.equal(groups.length, 1, "the quick start holds one groupId");
+  swaps.push([groups[0], `groupId: ${JSON.stringify(to.group)}`]);
   for (const [from, replacement] of swaps) {
     assert.equal(code.split(from).length - 1, 1, `the quick start holds ${from} exactly once`);
     code = code.replace(from, () => replacement);
@@ -125,6 +128,12 @@ function handled(runtime: Runtime, stdout: string, project: string, topic: strin
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const asObject = (m: Map<number, string>): Record<string, string> =>
   Object.fromEntries([...m].sort((a, b) => a[0] - b[0]).map(([k, v]) => [String(k), v]));
+
+test("each quick start has a group of its own: tried one after another, each prints every record", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const groups = (["node", "bun", "deno"] as const).map((rt) => /groupId: "([^"]*)"/.exec(quickStart(readme, rt))?.[1]);
+  assert.equal(new Set(groups).size, 3, `distinct group ids: ${groups.join(", ")}`);
+});
 
 describe("the README's quick starts, from the npm pack tarball in a fresh project", { timeout: 300_000 }, () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
