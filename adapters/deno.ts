@@ -19,9 +19,9 @@
  *
  * @module
  */
-import { consumeUntil, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs.ts";
+import { consumeUntil, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs/mod.ts";
 
-export * from "./kafkajs.ts";
+export * from "./kafkajs/mod.ts";
 
 /** A signal name Deno can listen to. */
 export type ShutdownSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGQUIT";

@@ -18,9 +18,9 @@
  * @module
  */
 import process from "node:process";
-import { consumeUntil, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs.ts";
+import { consumeUntil, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs/mod.ts";
 
-export * from "./kafkajs.ts";
+export * from "./kafkajs/mod.ts";
 
 /** Options of {@link consume}: the KafkaJS consumer options plus the signals that shut it down. */
 export interface ConsumeOptions extends KafkaJSConsumerOptions {

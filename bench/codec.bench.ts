@@ -24,7 +24,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { deflateRawSync } from "node:zlib";
-import { decodeCompletedSet, encodeCompletedSet, type RunsInput } from "../core/tracker/completed_set.ts";
+import { decodeCompletedSet, encodeCompletedSet, type RunsInput } from "../core/tracker/completed_set/mod.ts";
 import { pcDeflateStandIn, pcEncode, pcEncodeFromRuns, PC_MAX_METADATA, pcSelfCheck } from "./baselines/pc_encodings.ts";
 import { cli, runtimeName } from "./cli.ts";
 import { rng } from "../test/unit/random.ts";

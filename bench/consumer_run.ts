@@ -19,9 +19,9 @@
  */
 import process from "node:process";
 import type { Consumer } from "kafkajs";
-import { createKafkaJSConsumer, type Ordering } from "../adapters/kafkajs.ts";
+import { createKafkaJSConsumer, type Ordering } from "../adapters/kafkajs/mod.ts";
 import { kafka, unique } from "../test/kafka/helpers.ts";
-import type { ConfluentKafka } from "../adapters/confluent_types.ts";
+import type { ConfluentKafka } from "../adapters/confluent/types.ts";
 import { cli, intFlag, runtimeName, usageError } from "./cli.ts";
 import { listFlag } from "../scripts/cli.mjs";
 
@@ -187,7 +187,7 @@ async function runner(n: number, ordering: Ordering): Promise<Rate> {
     handler: () => m.tick(1),
   };
   const c = CLIENT === "confluent"
-    ? (await import("../adapters/confluent.ts")).createConfluentConsumer({
+    ? (await import("../adapters/confluent/mod.ts")).createConfluentConsumer({
       ...options,
       kafka: tappedKafka(await confluentKafka(), m.begin),
       config: confluentConfig(`runner-${ordering}`),

@@ -26,7 +26,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import type { Kafka, Producer } from "kafkajs";
-import { createKafkaJSConsumer, KafkaJSTransactions } from "../adapters/kafkajs.ts";
+import { createKafkaJSConsumer, KafkaJSTransactions } from "../adapters/kafkajs/mod.ts";
 import { createTopic, endOffsets, produce, withBroker } from "../test/broker/broker.ts";
 import { kafka, unique } from "../test/kafka/helpers.ts";
 import { cli, intFlag } from "./cli.ts";

@@ -32,7 +32,7 @@ import { fdatasync, openSync, writeSync } from "node:fs";
 import process from "node:process";
 import { intFlag, parseCli, usageError } from "../scripts/cli.mjs";
 import { Kafka, logLevel } from "kafkajs";
-import { createKafkaJSConsumer } from "../adapters/kafkajs.ts";
+import { createKafkaJSConsumer } from "../adapters/kafkajs/mod.ts";
 
 /** Group timing for both strategies: a SIGKILLed member's session ends after 6 s (the broker minimum). */
 export const GROUP_TIMING = { sessionTimeout: 6_000, heartbeatInterval: 500, rebalanceTimeout: 10_000 } as const;

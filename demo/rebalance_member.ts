@@ -23,7 +23,7 @@
  */
 import process from "node:process";
 import { Kafka, logLevel } from "kafkajs";
-import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../adapters/kafkajs.ts";
+import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../adapters/kafkajs/mod.ts";
 import { type MemberConfig, TRAP } from "./rebalance_config.ts";
 import { SharedDb } from "./rebalance_db.ts";
 

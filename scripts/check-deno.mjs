@@ -22,7 +22,7 @@ const entries = Object.values(JSON.parse(readFileSync(new URL("../deno.json", im
 let failed = false;
 for (const cmd of [["check", ...entries], ["doc", "--lint", ...entries]]) {
   const r = spawnSync(bin, cmd, { cwd: root, encoding: "utf8", timeout: 300_000, env: { ...process.env, NO_COLOR: "1" } });
-  // No filter: KafkaJS's types appear in the public API under documented aliases (adapters/kafkajs_types.ts).
+  // No filter: KafkaJS's types appear in the public API under documented aliases (adapters/kafkajs/types.ts).
   if (r.status === 0) continue;
   failed = true;
   process.stderr.write(`deno ${cmd[0]} failed:\n${r.stdout}${r.stderr}\n`);

@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/pc/ours.ts ours|plain BROKERS TOPIC GROUP RECORDS ORDERING CONCURRENCY WORK_MS PASSES
  *
- * - `ours`: the runner through `createKafkaJSConsumer` (adapters/kafkajs.ts), default options
+ * - `ours`: the runner through `createKafkaJSConsumer` (adapters/kafkajs/mod.ts), default options
  *   except `ordering` and, when CONCURRENCY > 0, `concurrency`; the handler awaits a timer of a
  *   uniform random [0, WORK_MS) ms (none when WORK_MS is 0);
  * - `plain`: plain KafkaJS `eachBatch` that only counts records (autoCommit off, no commits:
@@ -22,7 +22,7 @@ import { createRequire } from "node:module";
 import process from "node:process";
 import { createInterface } from "node:readline";
 import { Kafka, logLevel } from "kafkajs";
-import { createKafkaJSConsumer, type Ordering } from "../../adapters/kafkajs.ts";
+import { createKafkaJSConsumer, type Ordering } from "../../adapters/kafkajs/mod.ts";
 
 const [side, brokers, topic, groupId, recordsArg, ordering, concurrencyArg, workArg, passesArg] = process.argv.slice(2);
 const records = Number(recordsArg);

@@ -13,7 +13,7 @@ import type { ConsumerLife } from "./lifecycle.ts";
 import type { EventHub } from "./metrics.ts";
 import { tpKey } from "./partition_key.ts";
 import { sleep } from "./sleep.ts";
-import { type CompletedSet, decodeCompletedSet, unionOfClaims } from "../tracker/completed_set.ts";
+import { type CompletedSet, decodeCompletedSet, unionOfClaims } from "../tracker/completed_set/mod.ts";
 import type { Frontier } from "../tracker/frontier.ts";
 
 /** What {@link Claims} reads and drives. */

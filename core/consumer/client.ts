@@ -1,7 +1,7 @@
 /**
  * The client port: the small surface a Kafka client binding implements so the
  * `ParallelConsumer` can drive it. The runner never imports a client; a binding
- * (e.g. `adapters/kafkajs.ts`) translates its client's batches, pauses, commits and
+ * (e.g. `adapters/kafkajs/mod.ts`) translates its client's batches, pauses, commits and
  * group events to and from these calls.
  *
  * @module

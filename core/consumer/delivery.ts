@@ -16,7 +16,7 @@ import type { ConsumerLife } from "./lifecycle.ts";
 import type { RecordRunner } from "./record_runner.ts";
 import type { Handler } from "./runner_options.ts";
 import { CapacityError } from "../errors.ts";
-import type { CompletedSet } from "../tracker/completed_set.ts";
+import type { CompletedSet } from "../tracker/completed_set/mod.ts";
 import { Completion } from "../tracker/engine.ts";
 
 // Handles of directly run records that finished, applied in one tracker call (Delivery.#runDirect).

@@ -6,7 +6,7 @@
  */
 import type { TopicPartition } from "./client.ts";
 import type { PartitionState } from "./metrics.ts";
-import type { CompletedSet } from "../tracker/completed_set.ts";
+import type { CompletedSet } from "../tracker/completed_set/mod.ts";
 import type { Tracker } from "../tracker/tracker.ts";
 import { Fifo } from "./fifo.ts";
 import type { Work } from "./work.ts";

@@ -18,12 +18,12 @@
  * - in this mode the consumer's own memory of what it finished (Frontier.recall) is never
  *   used: only a committed transaction proves a record's outputs exist.
  *
- * The Kafka plumbing is behind {@link TransactionalPort} (KafkaJS: adapters/kafkajs_transactions.ts).
+ * The Kafka plumbing is behind {@link TransactionalPort} (KafkaJS: adapters/kafkajs/transactions.ts).
  *
  * @module
  */
 import type { CommitOffset, CommittedPosition, TopicPartition } from "./client.ts";
-import { decodeCompletedSet } from "../tracker/completed_set.ts";
+import { decodeCompletedSet } from "../tracker/completed_set/mod.ts";
 import { InvalidArgumentError, OffsetFrontierError, describe } from "../errors.ts";
 
 /** A record to produce, as a handler passes it to `send`. */

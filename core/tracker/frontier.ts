@@ -9,7 +9,7 @@
  * @module
  */
 import { InvalidArgumentError, describe } from "../errors.ts";
-import { CompletedSet, DEFAULT_BUDGET, encodeCompletedSet, MAX_METADATA_LENGTH, unionOfClaims } from "./completed_set.ts";
+import { CompletedSet, DEFAULT_BUDGET, encodeCompletedSet, MAX_METADATA_LENGTH, unionOfClaims } from "./completed_set/mod.ts";
 import type { OffsetInput } from "./offset.ts";
 import { Tracker, type TrackerOptions, type TrackerStats } from "./tracker.ts";
 

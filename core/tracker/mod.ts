@@ -52,4 +52,4 @@ export {
   MAX_METADATA_LENGTH,
   type RunsInput,
   unionOfClaims,
-} from "./completed_set.ts";
+} from "./completed_set/mod.ts";

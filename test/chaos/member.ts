@@ -38,7 +38,7 @@
 import process from "node:process";
 import { setInterval, clearInterval } from "node:timers";
 import { Kafka, logLevel } from "kafkajs";
-import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs.ts";
+import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
 import { FsyncLog } from "./fsync_log.ts";
 import { failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
 

@@ -17,7 +17,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import process from "node:process";
 import { clearInterval, setInterval } from "node:timers";
-import { ConfluentClient, type ConfluentKafka, type ConfluentMessage, type ConfluentProducer } from "../../adapters/confluent.ts";
+import { ConfluentClient, type ConfluentKafka, type ConfluentMessage, type ConfluentProducer } from "../../adapters/confluent/mod.ts";
 import type { ClientSink, ConsumerClient } from "../../core/mod.ts";
 import { ParallelConsumer } from "../../core/mod.ts";
 import { CONFLUENT_PREFIX } from "../../scripts/install-confluent.mjs";

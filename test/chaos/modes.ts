@@ -25,7 +25,7 @@
  *
  * A {@link ClientSpec} names the Kafka client a member runs: `kafkajs`
  * (test/chaos/member.ts) and `confluent` (`@confluentinc/kafka-javascript` through
- * adapters/confluent.ts, Node only: test/chaos/member_confluent.ts).
+ * adapters/confluent/mod.ts, Node only: test/chaos/member_confluent.ts).
  *
  * @module
  */

@@ -13,7 +13,7 @@
  */
 import process from "node:process";
 import { Kafka, type KafkaMessage, logLevel } from "kafkajs";
-import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/kafkajs.ts";
+import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
 import { SENTINEL_KEY } from "../kafka/read_committed.ts";
 
 /** What the harness passes. */

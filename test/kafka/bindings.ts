@@ -14,8 +14,8 @@ import type { Buffer } from "node:buffer";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import process from "node:process";
-import { KafkaJSClient } from "../../adapters/kafkajs.ts";
-import type { ConfluentClient, ConfluentConsumerConfig, ConfluentKafka, ConfluentProducer } from "../../adapters/confluent.ts";
+import { KafkaJSClient } from "../../adapters/kafkajs/mod.ts";
+import type { ConfluentClient, ConfluentConsumerConfig, ConfluentKafka, ConfluentProducer } from "../../adapters/confluent/mod.ts";
 import { type ClientSink, type ConsumerClient, type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/mod.ts";
 import { CONFLUENT_PREFIX, ensureConfluent } from "../../scripts/install-confluent.mjs";
 import { consumerConfig, kafka, runtime } from "./helpers.ts";
@@ -168,7 +168,7 @@ export function confluentConfig(groupId: string, protocol: ConfluentProtocol): C
 /** The Confluent binding, or `undefined` where it cannot run. */
 async function confluentBinding(): Promise<Binding | undefined> {
   if (runtime() !== "node") return undefined;
-  const { ConfluentClient: Client } = await import("../../adapters/confluent.ts") as { ConfluentClient: typeof ConfluentClient };
+  const { ConfluentClient: Client } = await import("../../adapters/confluent/mod.ts") as { ConfluentClient: typeof ConfluentClient };
   const { KafkaJS } = loadConfluent();
   return {
     name: "confluent",

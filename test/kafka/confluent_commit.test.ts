@@ -21,7 +21,7 @@ import { runtime, sleep, unique, waitFor } from "./helpers.ts";
 
 if (runtime() !== "node") {
   test(`the Confluent binding refuses to load on ${runtime()}`, async () => {
-    await assert.rejects(import("../../adapters/confluent.ts"), (error: unknown) => {
+    await assert.rejects(import("../../adapters/confluent/mod.ts"), (error: unknown) => {
       assert.ok(error instanceof UnsupportedRuntimeError, `an UnsupportedRuntimeError, got ${String(error)}`);
       assert.equal(error.runtime, runtime());
       assert.match(error.message, /Node only/);
@@ -31,7 +31,7 @@ if (runtime() !== "node") {
   });
 } else {
   test("confluent: a commit whose metadata is over offset.metadata.max.bytes fails and confirmed does not move", { timeout: 120_000 }, async () => {
-    const { ConfluentClient } = await import("../../adapters/confluent.ts");
+    const { ConfluentClient } = await import("../../adapters/confluent/mod.ts");
     const { KafkaJS } = loadConfluent();
     await withBroker(async (brokers) => {
       const topic = unique("confluent-metadata");

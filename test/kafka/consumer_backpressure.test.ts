@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { PauseEvent, ResumeEvent } from "../../adapters/kafkajs.ts";
+import type { PauseEvent, ResumeEvent } from "../../adapters/kafkajs/mod.ts";
 import { committedOffsets, createTopic, endOffsets, withBroker } from "../broker/broker.ts";
 import { bindings } from "./bindings.ts";
 import { asObject, kafka, sleep, unique, waitFor } from "./helpers.ts";

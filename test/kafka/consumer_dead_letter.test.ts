@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DEAD_LETTER_HEADERS, type RetryEvent } from "../../adapters/kafkajs.ts";
+import { DEAD_LETTER_HEADERS, type RetryEvent } from "../../adapters/kafkajs/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
 import { bindings } from "./bindings.ts";
 import { asObject, kafka, unique, waitFor } from "./helpers.ts";

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Ordering } from "../../adapters/kafkajs.ts";
+import type { Ordering } from "../../adapters/kafkajs/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
 import { type Binding, bindings } from "./bindings.ts";
 import { asObject, sleep, unique, waitFor } from "./helpers.ts";

@@ -37,7 +37,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { test } from "node:test";
 import process from "node:process";
 import { Kafka, type KafkaMessage, logLevel, type RetryOptions } from "kafkajs";
-import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/kafkajs.ts";
+import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
 import { ClusterRefusedError, ClusterUnavailableError } from "../../core/errors.ts";
 import { committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
 import { asObject, consumerConfig, kafka as loggingKafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
@@ -369,7 +369,7 @@ for (const binding of bindings().filter((b) => b.name === "confluent")) {
     try {
       const sasl = broker.saslBrokers!;
       const { KafkaJS } = loadConfluent();
-      const { createConfluentConsumer } = await import("../../adapters/confluent.ts");
+      const { createConfluentConsumer } = await import("../../adapters/confluent/mod.ts");
       const topic = unique("outage-confluent-sasl");
       await createTopic(broker.brokers, topic, 1);
       const consumer = (password: string) =>

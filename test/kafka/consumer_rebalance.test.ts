@@ -19,7 +19,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ParallelConsumer } from "../../adapters/kafkajs.ts";
+import type { ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
 import { type Binding, bindings, type ConfluentProtocol, type TestMessage } from "./bindings.ts";
 import { asObject, sleep, unique, waitFor } from "./helpers.ts";

@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import process from "node:process";
-import type { KafkaJSConsumerOptions, Ordering, ParallelConsumer } from "../../adapters/kafkajs.ts";
+import type { KafkaJSConsumerOptions, Ordering, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
 import type { Handler } from "../../core/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
 import { bindings, type ConfluentProtocol, confluentConfig, loadConfluent, type TestMessage } from "./bindings.ts";
@@ -34,7 +34,7 @@ type Consume = (run: Run) => Promise<ParallelConsumer<TestMessage>>;
 /** The binding's signal-aware entry point: this runtime's adapter's consume() for KafkaJS, consumeConfluent() for Confluent. */
 async function adapter(binding: "kafkajs" | "confluent"): Promise<Consume> {
   if (binding === "confluent") {
-    const { consumeConfluent } = await import("../../adapters/confluent.ts");
+    const { consumeConfluent } = await import("../../adapters/confluent/mod.ts");
     const { KafkaJS } = loadConfluent();
     const protocol = (process.env.CONFLUENT_PROTOCOL as ConfluentProtocol | undefined) ?? "consumer";
     return (r) =>

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createKafkaJSConsumer, DEAD_LETTER_HEADERS, type TransactionEvent } from "../../adapters/kafkajs.ts";
+import { createKafkaJSConsumer, DEAD_LETTER_HEADERS, type TransactionEvent } from "../../adapters/kafkajs/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
 import { asObject, consumerConfig, kafka, unique, waitFor } from "./helpers.ts";
 import { readCommitted } from "./read_committed.ts";

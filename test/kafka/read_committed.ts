@@ -7,7 +7,7 @@
  * its first offset (until it is committed, aborted, fenced or times out).
  */
 import { Kafka, logLevel } from "kafkajs";
-import { installReadCommitted } from "../../adapters/kafkajs_read_committed.ts";
+import { installReadCommitted } from "../../adapters/kafkajs/read_committed.ts";
 
 // KafkaJS's own filter leaks records of interleaved aborted transactions: read by Kafka's rule.
 const corrected = installReadCommitted();

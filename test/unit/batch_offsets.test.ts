@@ -1,7 +1,7 @@
 // The bindings' batch offsets: the dense shortcut and the general parse give the same numbers.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { batchOffsets } from "../../adapters/batch_offsets.ts";
+import { batchOffsets } from "../../adapters/shared/batch_offsets.ts";
 
 const of = (...offsets: string[]) => offsets.map((offset) => ({ offset }));
 

@@ -1,4 +1,4 @@
-// The completed-set check (core/tracker/completed_set_hash.ts): no blind spot. Version 1's
+// The completed-set check (core/tracker/completed_set/hash.ts): no blind spot. Version 1's
 // CRC-32 is linear, so pairs of committed offsets (and partitions) that it cannot tell apart are
 // built here by linear algebra and shown to pass it; the version 2 check refuses every one. Then
 // a fuzz above 2^32 and near 2^53 − 1: random claims read back where they were written, cut,
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { decodeCompletedSet, encodeCompletedSet, type RunsInput } from "../../core/tracker/mod.ts";
-import { hashScratch, sha256First32 as moduleSha } from "../../core/tracker/completed_set_hash.ts";
+import { hashScratch, sha256First32 as moduleSha } from "../../core/tracker/completed_set/hash.ts";
 import { ALPHA, boundBytes, crc32, sha256First32, T, v1String } from "./completed_set_spec.ts";
 
 const LIMIT = 2 ** 53;

@@ -1,5 +1,5 @@
 /**
- * The completed-set format written from its documentation (core/tracker/completed_set.ts),
+ * The completed-set format written from its documentation (core/tracker/completed_set/mod.ts),
  * independent of the module: the tests build strings with it (including ones the encoder never
  * writes) and compare the encoder's output with it.
  */

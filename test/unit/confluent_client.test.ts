@@ -1,4 +1,4 @@
-// The Confluent binding's client port (adapters/confluent_client.ts) over a fake
+// The Confluent binding's client port (adapters/confluent/client.ts) over a fake
 // `KafkaJS.Kafka`: where new partitions start, the committed floor of delivered batches,
 // a partition whose committed read failed, and one whose read does not answer in time. The
 // fake records what the binding asks of the client (pause, resume, seek, the assignment its
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import process from "node:process";
 import { describe, test } from "node:test";
-import { ConfluentClient, START_READ_MS } from "../../adapters/confluent_client.ts";
+import { ConfluentClient, START_READ_MS } from "../../adapters/confluent/client.ts";
 import type {
   ConfluentAssignmentFns,
   ConfluentCommitted,
@@ -16,7 +16,7 @@ import type {
   ConfluentRebalanceError,
   ConfluentStartingPartition,
   ConfluentTopicPartition,
-} from "../../adapters/confluent_types.ts";
+} from "../../adapters/confluent/types.ts";
 import type { ClientSink, CommittedPosition, DeliveredBatch, TopicPartition } from "../../core/mod.ts";
 
 const T = "orders";
@@ -273,10 +273,10 @@ describe("ConfluentClient (fake client)", () => {
     await client.close();
   });
 
-  // Node only: adapters/confluent.ts refuses to load on Bun and Deno (and they never warn).
+  // Node only: adapters/confluent/mod.ts refuses to load on Bun and Deno (and they never warn).
   if (!process.versions.bun && !(globalThis as { Deno?: unknown }).Deno) {
     test("createConfluentConsumer lifts the listener limit of record signals: 30 records of a partition in flight, each listening, no warning", async () => {
-      const { createConfluentConsumer } = await import("../../adapters/confluent.ts");
+      const { createConfluentConsumer } = await import("../../adapters/confluent/mod.ts");
       const warnings: string[] = [];
       const onWarning = (w: Error): void => void warnings.push(w.name);
       process.on("warning", onWarning);

@@ -1,11 +1,11 @@
-// The Confluent binding's commit verification (adapters/confluent_commits.ts), driven by
+// The Confluent binding's commit verification (adapters/confluent/commits.ts), driven by
 // hand: a commit resolves only on librdkafka's outcome for exactly its offsets, without
 // error; a refusal, a disconnect or no outcome in time fails it.
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import process from "node:process";
 import { describe, test } from "node:test";
-import { CommitRefusedError, CommitVerifier, holdsCommit, type ReadBackPosition } from "../../adapters/confluent_commits.ts";
+import { CommitRefusedError, CommitVerifier, holdsCommit, type ReadBackPosition } from "../../adapters/confluent/commits.ts";
 
 const offsets = [{ topic: "t", partition: 0, offset: 10 }, { topic: "t", partition: 1, offset: 7 }];
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));

@@ -1,8 +1,8 @@
-// The Confluent binding's consumer config (adapters/confluent_config.ts): auto-commit off
+// The Confluent binding's consumer config (adapters/confluent/config.ts): auto-commit off
 // and the binding's rebalance callback, always; a config that would undo either is refused.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { consumerConfig, resetPolicy, startsEarliest } from "../../adapters/confluent_config.ts";
+import { consumerConfig, resetPolicy, startsEarliest } from "../../adapters/confluent/config.ts";
 import { InvalidArgumentError } from "../../core/mod.ts";
 
 const cb = () => Promise.resolve(undefined);

@@ -1,9 +1,9 @@
-// The Confluent binding's outage watch (adapters/confluent_outage.ts), driven by hand:
+// The Confluent binding's outage watch (adapters/confluent/outage.ts), driven by hand:
 // librdkafka's error events and a fake probe in, the runner's unavailable/available out.
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { describe, test } from "node:test";
-import { brokersNamed, OUTAGE_CODES, outageCode, OutageWatch } from "../../adapters/confluent_outage.ts";
+import { brokersNamed, OUTAGE_CODES, outageCode, OutageWatch } from "../../adapters/confluent/outage.ts";
 
 /** Waits until `ok()` holds (checked every 5 ms), at most 5 s. */
 async function until(ok: () => boolean): Promise<void> {

@@ -1,10 +1,10 @@
-// The Confluent binding's start (adapters/confluent_start.ts), driven by hand: fake consumers
+// The Confluent binding's start (adapters/confluent/start.ts), driven by hand: fake consumers
 // whose connects the test settles, a fake internal client (error events, metadata probes),
 // the runner's unavailable/available out.
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { describe, test } from "node:test";
-import { ConfluentStart, confluentRefusal, isUnanswered } from "../../adapters/confluent_start.ts";
+import { ConfluentStart, confluentRefusal, isUnanswered } from "../../adapters/confluent/start.ts";
 import { ClusterRefusedError } from "../../core/errors.ts";
 
 /** Waits until `ok()` holds (checked every 5 ms), at most 5 s. */

@@ -13,8 +13,8 @@ import {
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
 import { type CommitOffset, type CommittedPosition, ParallelConsumer } from "../../core/mod.ts";
-import { registerPrometheus } from "../../adapters/prometheus.ts";
-import { registerOpenTelemetry } from "../../adapters/otel.ts";
+import { registerPrometheus } from "../../adapters/exporters/prometheus.ts";
+import { registerOpenTelemetry } from "../../adapters/exporters/otel.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
 
 /**

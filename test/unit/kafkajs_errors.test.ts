@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import * as kafkajsModule from "kafkajs";
-import { brokersOf, isKafkaJSError, isUnreachable, refusalOf } from "../../adapters/kafkajs_errors.ts";
+import { brokersOf, isKafkaJSError, isUnreachable, refusalOf } from "../../adapters/kafkajs/errors.ts";
 import { ClusterRefusedError } from "../../core/errors.ts";
 
 // KafkaJS spreads its error classes into module.exports, which Node's CommonJS named-export

@@ -1,10 +1,10 @@
-// The KafkaJS transactional plumbing (adapters/kafkajs_transactions.ts) over a fake
+// The KafkaJS transactional plumbing (adapters/kafkajs/transactions.ts) over a fake
 // `Kafka`: an open aborted while it set up its producers releases them (a producer left in
 // place could fence the partition's new owner later), and only those it set up.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Consumer, Kafka } from "kafkajs";
-import { KafkaJSTransactions } from "../../adapters/kafkajs_transactions.ts";
+import { KafkaJSTransactions } from "../../adapters/kafkajs/transactions.ts";
 
 /** A fake client: producers that connect and init at once; `fetchOffsets` answers when the test says. */
 function fake() {

@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Kafka, logLevel } from "kafkajs";
-import { createKafkaJSConsumer } from "../../adapters/kafkajs.ts";
-import { ConfluentClient } from "../../adapters/confluent_client.ts";
-import type { ConfluentKafka } from "../../adapters/confluent_types.ts";
+import { createKafkaJSConsumer } from "../../adapters/kafkajs/mod.ts";
+import { ConfluentClient } from "../../adapters/confluent/client.ts";
+import type { ConfluentKafka } from "../../adapters/confluent/types.ts";
 import { InvalidArgumentError, ParallelConsumer } from "../../core/mod.ts";
 import { checkKnownOptions } from "../../core/consumer/known_options.ts";
 import { MemoryClient } from "./runner_client.ts";

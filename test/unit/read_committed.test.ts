@@ -1,18 +1,18 @@
 /**
- * Kafka's `read_committed` rule (adapters/read_committed.ts) against an independent model:
+ * Kafka's `read_committed` rule (adapters/shared/read_committed.ts) against an independent model:
  * logs of interleaved transactions from several producers, each record's fate known when
  * it is written, read through every fetch window with the aborted list the broker would
  * send (in the order the transactions ended, and shuffled). Also: KafkaJS's own filter
  * leaks the issue's six-record log (the reason this exists), and a partition corrected by
- * the KafkaJS binding (adapters/kafkajs_read_committed.ts) makes KafkaJS's real `Batch`
+ * the KafkaJS binding (adapters/kafkajs/read_committed.ts) makes KafkaJS's real `Batch`
  * hand on exactly the committed records while its `lastOffset()` still covers the rest.
  */
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { test } from "node:test";
 import fc from "fast-check";
-import { abortedIndices, type AbortedTransaction, type FetchedRecordView, isAbortMarkerKey } from "../../adapters/read_committed.ts";
-import { checkCorrected, correctFetchedPartition, type KafkaJSRawMessage } from "../../adapters/kafkajs_read_committed.ts";
+import { abortedIndices, type AbortedTransaction, type FetchedRecordView, isAbortMarkerKey } from "../../adapters/shared/read_committed.ts";
+import { checkCorrected, correctFetchedPartition, type KafkaJSRawMessage } from "../../adapters/kafkajs/read_committed.ts";
 import { UnverifiedTransactionsError } from "../../core/errors.ts";
 
 interface Rec extends FetchedRecordView {

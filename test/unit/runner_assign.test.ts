@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Kafka, logLevel } from "kafkajs";
 import { InvalidArgumentError, ParallelConsumer } from "../../core/mod.ts";
-import { createKafkaJSConsumer } from "../../adapters/kafkajs.ts";
+import { createKafkaJSConsumer } from "../../adapters/kafkajs/mod.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
 
 const typed = (pattern: RegExp) => (e: unknown): boolean => {

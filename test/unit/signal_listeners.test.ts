@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import process from "node:process";
 import { test } from "node:test";
 import { ParallelConsumer } from "../../core/mod.ts";
-import { unlimitedListeners } from "../../adapters/signal_listeners.ts";
+import { unlimitedListeners } from "../../adapters/shared/signal_listeners.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
 
 const isNode = !process.versions.bun && !(globalThis as { Deno?: unknown }).Deno;
@@ -74,7 +74,7 @@ test("record signals through a client's recordSignal: told once per assignment, 
 
 test("the KafkaJS binding's recordSignal lifts the limit: 11 listeners on one signal, no warning", async () => {
   const { Kafka, logLevel } = await import("kafkajs");
-  const { KafkaJSClient } = await import("../../adapters/kafkajs_client.ts");
+  const { KafkaJSClient } = await import("../../adapters/kafkajs/client.ts");
   const consumer = new Kafka({ brokers: ["127.0.0.1:1"], logLevel: logLevel.NOTHING }).consumer({ groupId: "g" });
   const client = new KafkaJSClient(consumer, ["t"]);
   const listen = async (signal: AbortSignal): Promise<string[]> => {

@@ -1,0 +1,376 @@
+/**
+ * The KafkaJS binding's client port: the {@link ConsumerClient} over one KafkaJS (2.2.x)
+ * consumer, shared by the Node, Bun and Deno entry points (`kafkajs.ts` has the options
+ * and the factories).
+ *
+ * How it drives KafkaJS:
+ * - `consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch })`;
+ *   `eachBatch` registers the whole batch (`next = batch.lastOffset() + 1`: control
+ *   records and aborted messages are not in `batch.messages`), resolves
+ *   `batch.lastOffset()` only to move the fetch cursor, and returns at once: records
+ *   run on the runner's worker pool, and backpressure is `pause`/`resume` (a slow
+ *   `eachBatch` would block every partition of the same broker fetch). KafkaJS
+ *   heartbeats after every batch and every empty fetch. Aborted transactions are left
+ *   out by Kafka's own rule, not KafkaJS's filter (adapters/kafkajs/read_committed.ts).
+ * - Commits go only through `consumer.commitOffsets`, only for partitions of the
+ *   current assignment (the broker accepts commits from a member for partitions it no
+ *   longer owns: kafkajs #1046), and count as acknowledged only when KafkaJS reports
+ *   the `COMMIT_OFFSETS` event for them (KafkaJS resolves `commitOffsets` without
+ *   sending anything once the consumer stopped).
+ * - `GROUP_JOIN` (its `memberAssignment`; adapters/kafkajs/assignment.ts) starts a new
+ *   assignment with fresh trackers and clears stale pauses (KafkaJS keeps pauses across
+ *   rebalances), after reading the partitions' committed offsets and metadata with the
+ *   admin client (option `kafka`);
+ *   a rebalance begins an orderly revoke (stop dispatching, drain within a bound,
+ *   commit). Found by the heartbeat inside `eachBatch`, the revoke is awaited there, so
+ *   KafkaJS rejoins only after the drain's commit; found by KafkaJS itself
+ *   (`REBALANCING`), it rejoins at once and the drain's commit is best-effort. A join
+ *   without a revoke (session expired) or a `CRASH` loses the partitions: never
+ *   committed again.
+ * - Outages (adapters/kafkajs/outage.ts): while the cluster does not answer (connect,
+ *   subscribe, join, coordinator lookup) the start keeps trying with the runner's capped
+ *   backoff, reporting each failed attempt (`ClientSink.unavailable`). Every `CRASH` that
+ *   is not a refusal is restarted after that backoff (`consumer.run` again; the next
+ *   `GROUP_JOIN` brings fresh trackers and reads the committed offsets back). Refusals
+ *   (authentication, authorization, an unknown topic when subscribing) fail at once with
+ *   a `ClusterRefusedError`. A dead letter waits for the cluster the same way.
+ *   The sink's signal (shutdown, give-up) ends every wait; during an outage (or a start
+ *   that never reached the cluster) `close()` waits at most 3 s for KafkaJS to disconnect
+ *   (the rest goes on in the background).
+ *
+ * @module
+ */
+import type { Admin } from "kafkajs";
+import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
+import { KafkaJSAssignment } from "./assignment.ts";
+import { KafkaJSCommits } from "./commits.ts";
+import { type DeadLetterOptions, KafkaJSDeadLetters } from "./dead_letter.ts";
+import { KafkaJSOutage } from "./outage.ts";
+import { unlessAborted } from "./waits.ts";
+import { batchOffsets } from "../shared/batch_offsets.ts";
+import { checkCorrected, installReadCommitted, type KafkaJSBatchLike } from "./read_committed.ts";
+import { groupByTopic } from "../shared/topic_partitions.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
+import { describe, InvalidArgumentError } from "../../core/errors.ts";
+import { unlimitedListeners } from "../shared/signal_listeners.ts";
+
+/** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
+const CLOSE_BOUND_MS = 3_000;
+
+/** KafkaJS's consumers have `events` (GROUP_JOIN, …); Confluent's KafkaJS-style consumer throws "not implemented" there. */
+function hasKafkaJSEvents(consumer: Consumer): boolean {
+  try {
+    return typeof consumer.events?.GROUP_JOIN === "string";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * KafkaJS consumers already driven by a binding. One serves one binding for its life: its
+ * `run()` can be called once, and `close()` leaves listeners on it that stop it for good.
+ */
+const taken = new WeakSet<object>();
+
+/**
+ * The {@link ConsumerClient} over one KafkaJS consumer. Most users call
+ * `createKafkaJSConsumer` (adapters/kafkajs/mod.ts, or an adapter's `consume`) instead.
+ */
+export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
+  readonly #consumer: Consumer;
+  readonly #topics: ReadonlyArray<string | RegExp>;
+  readonly #fromBeginning: boolean;
+  readonly #deadLetters: KafkaJSDeadLetters | undefined;
+  readonly #kafka: Kafka | undefined;
+  #admin: Admin | undefined;
+  #sink: ClientSink<KafkaMessage> | undefined;
+  readonly #assignment: KafkaJSAssignment;
+  #stopped = false;
+  #closed = false;
+  #running = false;
+  readonly #commits: KafkaJSCommits;
+  #removers: Array<() => void> = [];
+  #attempt: Promise<void> | undefined; // a connect-and-subscribe attempt in progress
+  #runConfig: Parameters<Consumer["run"]>[0] | undefined;
+  #joined: { promise: Promise<void>; resolve(): void; reject(e: unknown): void } | undefined; // the first GROUP_JOIN
+  readonly #outage: KafkaJSOutage;
+  #everJoined = false; // a GROUP_JOIN came: the start reached the cluster
+  #subscribing = false; // the attempt reached subscribe: an unknown topic there means "no such topic"
+  /** Produces a dead letter; present only when a dead-letter producer was given. */
+  readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
+
+  /**
+   * A binding over one KafkaJS consumer (not connected yet).
+   * @param consumer a KafkaJS consumer, not connected
+   * @param topics topics to subscribe to
+   * @param options `fromBeginning` and the dead-letter producer
+   */
+  constructor(
+    consumer: Consumer,
+    topics: ReadonlyArray<string | RegExp>,
+    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions; kafka?: Kafka } = {},
+  ) {
+    if (!consumer || typeof consumer.run !== "function" || typeof consumer.commitOffsets !== "function") {
+      throw new InvalidArgumentError(`consumer must be a KafkaJS consumer; got ${describe(consumer)}`);
+    }
+    if (!hasKafkaJSEvents(consumer)) {
+      throw new InvalidArgumentError(
+        "consumer is not a KafkaJS consumer: it has no instrumentation events (a @confluentinc/kafka-javascript consumer? use offset-frontier/confluent for it)",
+      );
+    }
+    if (!Array.isArray(topics) || topics.length === 0) {
+      throw new InvalidArgumentError(`topics must be a non-empty array of names or RegExps; got ${describe(topics)}`);
+    }
+    for (const t of topics) {
+      if (typeof t !== "string" && !(t instanceof RegExp)) {
+        throw new InvalidArgumentError(`topics must hold topic names (strings) or RegExps; got ${describe(t)}`);
+      }
+      if (t === "") throw new InvalidArgumentError(`topics must not hold an empty name`);
+    }
+    if (options.kafka !== undefined && typeof (options.kafka as { admin?: unknown }).admin !== "function") {
+      throw new InvalidArgumentError(`kafka must be the KafkaJS client (new Kafka(…)); got ${describe(options.kafka)}`);
+    }
+    if (taken.has(consumer)) {
+      throw new InvalidArgumentError(
+        "consumer is already driven by another offset-frontier consumer (KafkaJS runs a consumer once): make a new one with kafka.consumer({ groupId, … }) for each",
+      );
+    }
+    this.#consumer = consumer;
+    this.#kafka = options.kafka;
+    this.#topics = topics;
+    this.#fromBeginning = options.fromBeginning ?? false;
+    const outage = this.#outage = new KafkaJSOutage({
+      consumer,
+      sink: () => this.#sink,
+      topicNames: () => this.#topics.filter((t): t is string => typeof t === "string"),
+      closed: () => this.#closed,
+      stopped: () => this.#stopped,
+    });
+    const assignment = this.#assignment = new KafkaJSAssignment({
+      consumer,
+      topics,
+      sink: () => this.#sink,
+      admin: () => this.#admin,
+      closed: () => this.#closed,
+      stopped: () => this.#stopped,
+    });
+    this.#commits = new KafkaJSCommits({
+      consumer,
+      running: () => !this.#closed && this.#running,
+      assigned: (topic, partition) => assignment.has(topic, partition),
+      unreachable: (error) => void outage.unavailable(error),
+    });
+    const dlq = options.deadLetter;
+    if (dlq) {
+      if (!dlq.producer || typeof dlq.producer.send !== "function") {
+        throw new InvalidArgumentError(`deadLetter.producer must be a KafkaJS producer; got ${describe(dlq.producer)}`);
+      }
+      const deadLetters = this.#deadLetters = new KafkaJSDeadLetters(dlq, {
+        sink: () => this.#sink,
+        closed: () => this.#closed,
+        available: () => outage.available(),
+        unavailable: (error) => outage.unavailable(error),
+      });
+      this.deadLetter = (message, info) => deadLetters.produce(message, info);
+    }
+    taken.add(consumer); // last: a refused construction takes nothing
+  }
+
+  /** Partitions of the current assignment. */
+  assignment(): TopicPartition[] {
+    return this.#assignment.partitions();
+  }
+
+  async start(sink: ClientSink<KafkaMessage>): Promise<void> {
+    this.#sink = sink;
+    installReadCommitted(); // before the first fetch: aborted transactions filtered by Kafka's rule
+    const c = this.#consumer;
+    const signal = sink.signal;
+    this.#removers.push(
+      c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload.memberAssignment, e.payload.groupId)),
+      // Fire and forget unless eachBatch already awaited it: KafkaJS rejoins at once; the drain
+      // is bounded and its commit best-effort.
+      c.on(c.events.REBALANCING, () => void this.#assignment.revoke()),
+      c.on(c.events.COMMIT_OFFSETS, (e) => this.#onCommitted(e.payload.topics)),
+      c.on(c.events.CRASH, (e) => this.#onCrash(e.payload.error, e.payload.restart)),
+      c.on(c.events.REQUEST, (e) => this.#outage.requested(e.payload.broker)),
+    );
+    let resolveJoined!: () => void, rejectJoined!: (e: unknown) => void;
+    const joined = new Promise<void>((resolve, reject) => ((resolveJoined = resolve), (rejectJoined = reject)));
+    this.#joined = { promise: joined, resolve: resolveJoined, reject: rejectJoined };
+    // Connect and subscribe, waiting out an unreachable cluster; refusals fail at once.
+    const attempt = (): Promise<void> => {
+      this.#subscribing = false;
+      const a = this.#connect();
+      this.#attempt = a.then(() => {}, () => {});
+      return a;
+    };
+    try {
+      if (!(await this.#outage.connect(attempt, () => this.#subscribing, signal))) return; // close() cleans up after it
+    } catch (refused) {
+      // A failed start leaves nothing connected (an open producer keeps a process alive).
+      await this.#disconnectAll();
+      throw refused;
+    }
+    this.#running = true;
+    this.#runConfig = {
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+        try {
+          checkCorrected(batch as KafkaJSBatchLike);
+        } catch (refused) {
+          sink.failed(refused); // never handed on unverified; not resolved: nothing moves
+          return;
+        }
+        const messages = batch.messages;
+        const offsets = batchOffsets(messages);
+        const last = batch.lastOffset();
+        const taken = sink.deliver({
+          topic: batch.topic,
+          partition: batch.partition,
+          messages,
+          offsets,
+          next: Number(last) + 1,
+        });
+        // Moves only the fetch cursor (autoCommit is off). Not taken: fetched again later.
+        if (taken) resolveOffset(last);
+        // KafkaJS heartbeats only once its interval passed, so this is usually a no-op. When it
+        // finds the group rebalancing, KafkaJS rejoins only after eachBatch settles: the revoke
+        // is awaited here (drain within the bound, commit in the old generation, which the
+        // broker still accepts while the group waits for this member's JoinGroup).
+        try {
+          await heartbeat();
+        } catch (error) {
+          if ((error as { type?: unknown }).type === "REBALANCE_IN_PROGRESS") await this.#assignment.revoke();
+          throw error;
+        }
+      },
+    };
+    // Joins the group; a failed join is a CRASH (handled in #onCrash), not a rejection.
+    await c.run(this.#runConfig);
+    // Consuming has begun once the group was joined (or the start was aborted).
+    await unlessAborted(joined, signal);
+  }
+
+  /** One connect-and-subscribe attempt: the consumer, then the admin client and the dead-letter producer. */
+  async #connect(): Promise<void> {
+    const c = this.#consumer;
+    await c.connect();
+    this.#subscribing = true; // until it succeeded: the start's catch reads it
+    await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
+    this.#subscribing = false;
+    if (this.#kafka) {
+      this.#admin ??= this.#kafka.admin();
+      await this.#admin.connect();
+    }
+    if (this.#deadLetters) await this.#deadLetters.producer.connect();
+  }
+
+  async #disconnectAll(): Promise<void> {
+    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#admin?.disconnect(), this.#consumer.disconnect()]);
+  }
+
+  pause(partitions: readonly TopicPartition[]): void {
+    if (this.#closed) return;
+    try {
+      this.#consumer.pause(groupByTopic(partitions));
+    } catch {
+      // not running (yet or any more): nothing is fetched anyway
+    }
+  }
+
+  resume(partitions: readonly TopicPartition[]): void {
+    if (this.#closed || this.#stopped) return;
+    try {
+      this.#consumer.resume(groupByTopic(partitions));
+    } catch {
+      // not running
+    }
+  }
+
+  commit(offsets: readonly CommitOffset[]): Promise<void> {
+    return this.#commits.commit(offsets);
+  }
+
+  stopFetching(): void {
+    this.#stopped = true;
+    this.#assignment.pauseAll();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#outage.close();
+    const c = this.#consumer;
+    // KafkaJS arms its restart timer only after a crash's own disconnect returned, so a
+    // crash during this close can bring the consumer back into the group, owning partitions
+    // nobody processes: stop it again whenever it restarts or rejoins (these stay registered).
+    c.on(c.events.CRASH, (e) => {
+      if (e.payload.restart) setTimeout(() => void c.stop().catch(() => {}), 0); // after the timer is armed
+    });
+    c.on(c.events.GROUP_JOIN, () => void c.disconnect().catch(() => {}));
+    // A connect attempt cut short by an abort may still connect something: disconnect again after it.
+    void this.#attempt?.then(() => this.#disconnectAll());
+    const closing = (async () => {
+      try {
+        await c.disconnect();
+      } finally {
+        this.#running = false;
+        for (const remove of this.#removers) remove();
+        this.#removers = [];
+        if (this.#admin) await this.#admin.disconnect().catch(() => {});
+        if (this.#deadLetters) await this.#deadLetters.producer.disconnect();
+      }
+    })();
+    // During an outage KafkaJS may take long to leave the group (it retries): the shutdown
+    // does not wait for that beyond the bound; the disconnect goes on in the background.
+    if (!this.#outage.unreachable && this.#everJoined) return await closing;
+    void closing.catch(() => {});
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([closing, new Promise<void>((r) => (timer = setTimeout(r, CLOSE_BOUND_MS)))]);
+    clearTimeout(timer);
+  }
+
+  recordSignal(signal: AbortSignal): void {
+    unlimitedListeners(signal);
+  }
+
+  keyOf(message: KafkaMessage): string | undefined {
+    const key = message.key;
+    return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
+  }
+
+  #onJoin(memberAssignment: Record<string, number[]>, groupId: string): void {
+    this.#everJoined = true;
+    this.#outage.available(); // the group coordinator answered
+    this.#joined?.resolve();
+    this.#assignment.joined(memberAssignment, groupId);
+  }
+
+  #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {
+    this.#outage.answered();
+    this.#commits.acknowledged(topics);
+  }
+
+  #onCrash(error: unknown, restart: boolean): void {
+    if (this.#closed) return;
+    this.#assignment.lost();
+    const sink = this.#sink;
+    sink?.lost(); // KafkaJS disconnected: the partitions are lost; a rejoin brings a new GROUP_JOIN
+    const refused = this.#outage.refusal(error, false);
+    if (refused !== undefined) {
+      // Waiting cannot help: the consumer fails (KafkaJS does not restart a non-retriable crash).
+      const { reason } = refused;
+      this.#running = false;
+      if (restart) void this.#consumer.stop().catch(() => {});
+      this.#joined?.reject(reason);
+      void this.#joined?.promise.catch(() => {});
+      sink?.failed(reason);
+      return;
+    }
+    this.#outage.crashed(error, restart, () => {
+      if (this.#runConfig) this.#consumer.run(this.#runConfig).catch((e: unknown) => this.#onCrash(e, false));
+    });
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * How the KafkaJS binding reads KafkaJS's errors: which mean "the cluster is not
+ * reachable right now" (wait and try again), which mean "the cluster refused us for
+ * good" (authentication, authorization, an unknown topic: fail at once with a
+ * {@link ClusterRefusedError}), and which broker addresses an error names.
+ *
+ * KafkaJS wraps the cause of repeated failures (`KafkaJSNumberOfRetriesExceeded.cause`)
+ * and names the broker of a connection error (`KafkaJSConnectionError.broker`); both
+ * are followed here.
+ *
+ * @module
+ */
+import { ClusterRefusedError, type RefusalKind } from "../../core/errors.ts";
+
+interface KafkaJSErrorLike {
+  name?: unknown;
+  type?: unknown;
+  retriable?: unknown;
+  broker?: unknown;
+  host?: unknown;
+  port?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+}
+
+/** The error and its causes (and an aggregate's errors), outermost first, at most 10. */
+function chain(error: unknown): KafkaJSErrorLike[] {
+  const out: KafkaJSErrorLike[] = [];
+  const queue: unknown[] = [error];
+  while (queue.length > 0 && out.length < 10) {
+    const e = queue.shift();
+    if (e === null || typeof e !== "object" || out.includes(e as KafkaJSErrorLike)) continue;
+    const x = e as KafkaJSErrorLike;
+    out.push(x);
+    if (x.cause !== undefined) queue.push(x.cause);
+    if (Array.isArray(x.errors)) queue.push(...x.errors);
+  }
+  return out;
+}
+
+const AUTHENTICATION = new Set(["SASL_AUTHENTICATION_FAILED", "UNSUPPORTED_SASL_MECHANISM", "ILLEGAL_SASL_STATE"]);
+const AUTHORIZATION = new Set([
+  "TOPIC_AUTHORIZATION_FAILED",
+  "GROUP_AUTHORIZATION_FAILED",
+  "CLUSTER_AUTHORIZATION_FAILED",
+  "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+]);
+const CONFIGURATION = new Set([
+  "INVALID_SESSION_TIMEOUT",
+  "INVALID_GROUP_ID",
+  "INCONSISTENT_GROUP_PROTOCOL",
+  "INVALID_REQUEST",
+  "INVALID_CONFIG",
+  "UNSUPPORTED_VERSION",
+  "INVALID_TOPIC_EXCEPTION",
+]);
+/** Errors (by name) that mean the cluster, or the part of it needed, did not answer. */
+const UNREACHABLE_NAMES = new Set([
+  "KafkaJSConnectionError",
+  "KafkaJSConnectionClosedError",
+  "KafkaJSRequestTimeoutError",
+  "KafkaJSNoBrokerAvailableError",
+  "KafkaJSGroupCoordinatorNotFound",
+  "KafkaJSBrokerNotFound",
+  "KafkaJSMetadataNotLoaded",
+  "KafkaJSTopicMetadataNotLoaded",
+  "KafkaJSLockTimeout",
+]);
+/** Protocol error types that a broker restart or a moving coordinator causes. */
+const UNREACHABLE_TYPES = new Set([
+  "COORDINATOR_NOT_AVAILABLE",
+  "GROUP_COORDINATOR_NOT_AVAILABLE",
+  "NOT_COORDINATOR",
+  "NOT_COORDINATOR_FOR_GROUP",
+  "COORDINATOR_LOAD_IN_PROGRESS",
+  "GROUP_LOAD_IN_PROGRESS",
+  "LEADER_NOT_AVAILABLE",
+  "NOT_LEADER_FOR_PARTITION",
+  "NOT_LEADER_OR_FOLLOWER",
+  "REQUEST_TIMED_OUT",
+  "NETWORK_EXCEPTION",
+  "BROKER_NOT_AVAILABLE",
+  "REPLICA_NOT_AVAILABLE",
+  "NOT_ENOUGH_REPLICAS",
+  "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+  "KAFKA_STORAGE_ERROR",
+]);
+
+/** Broker addresses (`host:port`) named anywhere in the error's chain. */
+export function brokersOf(error: unknown): string[] {
+  const out: string[] = [];
+  for (const e of chain(error)) {
+    let b: string | undefined;
+    if (typeof e.broker === "string" && e.broker !== "") b = e.broker;
+    else if (typeof e.host === "string" && (typeof e.port === "number" || typeof e.port === "string")) b = `${e.host}:${e.port}`;
+    if (b !== undefined && !out.includes(b)) out.push(b);
+  }
+  return out;
+}
+
+/** Whether the error (or a cause) says the cluster, or the broker needed, did not answer: worth waiting for. */
+export function isUnreachable(error: unknown): boolean {
+  return chain(error).some((e) =>
+    (typeof e.name === "string" && UNREACHABLE_NAMES.has(e.name)) || (typeof e.type === "string" && UNREACHABLE_TYPES.has(e.type))
+  );
+}
+
+/** Whether this is one of KafkaJS's own errors (which are worth waiting out unless they are a refusal). */
+export function isKafkaJSError(error: unknown): boolean {
+  return chain(error).some((e) => typeof e.name === "string" && e.name.startsWith("KafkaJS"));
+}
+
+/**
+ * The refusal an error stands for, or `undefined` when it is not one.
+ * @param error a KafkaJS error
+ * @param topics the subscribed topic names (named by an `unknown-topic` or authorization refusal)
+ * @param broker the broker that answered last, when the error names none
+ * @param subscribing whether the error came from subscribing: only then does
+ *   `UNKNOWN_TOPIC_OR_PARTITION` mean "no such topic" (later it can be a passing state)
+ */
+export function refusalOf(
+  error: unknown,
+  topics: readonly string[],
+  broker: string | undefined,
+  subscribing: boolean,
+): ClusterRefusedError | undefined {
+  let kind: RefusalKind | undefined;
+  for (const e of chain(error)) {
+    const type = typeof e.type === "string" ? e.type : "";
+    if (e.name === "KafkaJSSASLAuthenticationError" || AUTHENTICATION.has(type)) kind = "authentication";
+    else if (AUTHORIZATION.has(type)) kind = "authorization";
+    else if (subscribing && type === "UNKNOWN_TOPIC_OR_PARTITION") kind = "unknown-topic";
+    else if (CONFIGURATION.has(type) || e.name === "KafkaJSServerDoesNotSupportApiKey") kind = "configuration";
+    if (kind !== undefined) break;
+  }
+  if (kind === undefined) return undefined;
+  const named = brokersOf(error)[0] ?? broker;
+  const concerned = kind === "unknown-topic" || kind === "authorization" ? topics : [];
+  return new ClusterRefusedError(kind, named, concerned, error);
+}

@@ -1,0 +1,172 @@
+/**
+ * The KafkaJS (2.2.x) binding of the parallel consumer, shared by the Node, Bun and
+ * Deno entry points: its options and factories.
+ *
+ * How the binding drives KafkaJS: `kafkajs_client.ts`; outages and crash restarts:
+ * `kafkajs_outage.ts`; the assignment: `kafkajs_assignment.ts`; exactly-once:
+ * `kafkajs_transactions.ts`.
+ *
+ * @module
+ */
+import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
+import { KafkaJSClient } from "./client.ts";
+import { type DeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
+import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
+import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_options.ts";
+import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
+import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./transactions.ts";
+
+/** Options of a KafkaJS parallel consumer. */
+export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler" | "transactional"> {
+  /**
+   * A KafkaJS consumer from `kafka.consumer({ groupId, … })`, not connected yet. A
+   * `maxWaitTimeInMs` of a few hundred ms makes resumes take effect sooner (KafkaJS
+   * sleeps that long when every partition is paused).
+   */
+  consumer: Consumer;
+  /**
+   * The KafkaJS client that made `consumer`. With it, each new assignment first reads the
+   * partitions' committed offsets and metadata (its admin client's `fetchOffsets`), so
+   * records an earlier owner finished above the committed offset are skipped instead of
+   * redone. Without it the completed sets are still written, but not read back.
+   */
+  kafka?: Kafka;
+  /** Topics (names or patterns) to subscribe to. */
+  topics: ReadonlyArray<string | RegExp>;
+  /** Start from the earliest offset when the group has no committed offset. Default `false`. */
+  fromBeginning?: boolean;
+  /** Runs once per record (again on retries): the KafkaJS message and its topic, partition, offset, attempt and signal. */
+  handler: Handler<KafkaMessage>;
+  /**
+   * Dead-letter producer; with it, records whose retries are used up are dead-lettered
+   * (see `retry.onExhausted`). With `transactional` the dead letter goes in the record's
+   * transaction instead and `producer` is not used.
+   */
+  deadLetter?: DeadLetterOptions;
+  /**
+   * Exactly-once consume → process → produce (needs `kafka`): the handler's context gains
+   * `send(...)`; its records and the record's completion commit in one transaction (one
+   * transactional producer per assigned partition, id `<prefix>-<topic>-<partition>`).
+   * Read the outputs with `read_committed` (KafkaJS's default).
+   */
+  transactional?: KafkaJSTransactionalOptions;
+}
+
+/** The binding's own option names, besides the runner's. */
+const KAFKAJS_OPTION_NAMES: OptionNames<Pick<KafkaJSConsumerOptions, "consumer" | "kafka" | "topics" | "fromBeginning" | "deadLetter" | "transactional">> = {
+  consumer: true, kafka: true, topics: true, fromBeginning: true, deadLetter: true, transactional: true,
+};
+const DEAD_LETTER_OPTION_NAMES: OptionNames<DeadLetterOptions> = { producer: true, topic: true };
+const TRANSACTIONAL_OPTION_NAMES: OptionNames<KafkaJSTransactionalOptions> = {
+  timeoutMs: true, groupId: true, idPrefix: true, transactionTimeoutMs: true, retry: true,
+};
+
+/**
+ * A parallel consumer over a KafkaJS consumer, not started yet: call `start()`, stop
+ * through `signal` (or `shutdown()`), and await `done`.
+ *
+ * @example
+ * ```ts
+ * import { Kafka } from "kafkajs";
+ * import { createKafkaJSConsumer } from "offset-frontier/node";
+ * const kafka = new Kafka({ brokers: ["127.0.0.1:9092"] });
+ * const controller = new AbortController();
+ * const consumer = createKafkaJSConsumer({
+ *   consumer: kafka.consumer({ groupId: "orders", maxWaitTimeInMs: 500 }),
+ *   topics: ["orders"],
+ *   ordering: "key",
+ *   concurrency: 100,
+ *   handler: async (message, { partition, offset }) => { console.log(partition, offset, message.value?.toString()); },
+ *   signal: controller.signal,
+ * });
+ * await consumer.start();
+ * ```
+ */
+export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): ParallelConsumer<KafkaMessage> {
+  checkConsumerOptions(options, KAFKAJS_OPTION_NAMES);
+  checkKnownOptions("options.deadLetter", options.deadLetter, DEAD_LETTER_OPTION_NAMES);
+  checkKnownOptions("options.transactional", options.transactional, TRANSACTIONAL_OPTION_NAMES);
+  const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, ...rest } = options;
+  if (transactional !== undefined) {
+    // The port opens (fences) each partition before reading its committed offsets: the client reads none.
+    const client = new KafkaJSClient(consumer, topics, fromBeginning !== undefined ? { fromBeginning } : {});
+    const port = new KafkaJSTransactions(kafka as Kafka, consumer, transactional, {
+      ...(fromBeginning !== undefined ? { fromBeginning } : {}),
+      ...(deadLetter !== undefined ? { deadLetter: transactionalDeadLetter(deadLetter) } : {}),
+    });
+    return new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
+  }
+  const client = new KafkaJSClient(consumer, topics, {
+    ...(fromBeginning !== undefined ? { fromBeginning } : {}),
+    ...(deadLetter !== undefined ? { deadLetter } : {}),
+    ...(kafka !== undefined ? { kafka } : {}),
+  });
+  return new ParallelConsumer<KafkaMessage>(client, rest);
+}
+
+/** {@link createKafkaJSConsumer}, started: resolves once consuming has begun. */
+export async function runKafkaJS(options: KafkaJSConsumerOptions): Promise<ParallelConsumer<KafkaMessage>> {
+  const consumer = createKafkaJSConsumer(options);
+  await consumer.start();
+  return consumer;
+}
+
+/**
+ * Starts a KafkaJS parallel consumer that shuts down gracefully when `listen`'s
+ * callback fires (a runtime's SIGINT/SIGTERM) or `options.signal` aborts. `listen`
+ * installs the runtime's handlers and returns a function that removes them; they are
+ * removed at the first signal (a second one then gets the runtime's default: exit at
+ * once) and when the consumer stops. Used by the Node, Bun and Deno adapters.
+ */
+export async function consumeUntil(
+  options: KafkaJSConsumerOptions,
+  listen: (shutdown: () => void) => () => void,
+): Promise<ParallelConsumer<KafkaMessage>> {
+  const controller = new AbortController();
+  const user = options.signal;
+  const onUser = (): void => controller.abort(user?.reason);
+  if (user?.aborted) controller.abort(user.reason);
+  else user?.addEventListener("abort", onUser, { once: true });
+  let unlisten: (() => void) | undefined;
+  const release = (): void => {
+    unlisten?.();
+    unlisten = undefined;
+  };
+  unlisten = listen(() => {
+    release();
+    controller.abort(new Error("shutdown signal"));
+  });
+  const consumer = createKafkaJSConsumer({ ...options, signal: controller.signal });
+  void consumer.closed.then(() => {
+    release();
+    user?.removeEventListener("abort", onUser);
+  });
+  await consumer.start();
+  return consumer;
+}
+
+export { KafkaJSClient } from "./client.ts";
+export type { Consumer, Kafka, KafkaMessage, Producer } from "./types.ts";
+export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
+export type { DeadLetterOptions } from "./dead_letter.ts";
+export {
+  type CommitEvent,
+  type ConsumerEvents,
+  type ConsumerMetrics,
+  type DeadLetterEvent,
+  type ErrorEvent,
+  type Handler,
+  type Ordering,
+  ParallelConsumer,
+  type PartitionMetrics,
+  type PauseEvent,
+  PartitionStoppedError,
+  type OutputRecord,
+  type RecordContext,
+  type ResumeEvent,
+  type RetryEvent,
+  type TransactionalContext,
+  type TransactionEvent,
+  type TransactionMetrics,
+} from "../../core/mod.ts";
+export { isFenced, type KafkaJSTransactionalOptions, KafkaJSTransactions, type TransactionalProducerStats } from "./transactions.ts";

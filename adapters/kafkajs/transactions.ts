@@ -1,0 +1,405 @@
+/**
+ * The KafkaJS (2.2.x) plumbing of the exactly-once mode: one transactional producer per
+ * assigned input partition, `transactional.id = <prefix>-<topic>-<partition>`.
+ *
+ * Why one per partition: KafkaJS sends TxnOffsetCommit without the group generation (no
+ * KIP-447), so the broker cannot tell a zombie's offsets from the owner's. Fencing comes
+ * from the transactional id instead: the new owner's InitProducerId (sent when it opens
+ * the partition) aborts whatever the old owner left open, or waits until a commit it had
+ * begun completes, and bumps the epoch, so every later request of the old owner's producer
+ * fails (INVALID_PRODUCER_EPOCH / PRODUCER_FENCED). The committed offsets are read only
+ * after that, so they are stable; then fetching seeks back to them.
+ *
+ * Cost, bounded: producers are made lazily, when a partition is assigned, and live while
+ * it stays assigned; a revoked or lost partition's producer is disconnected. KafkaJS binds
+ * the transactional id to the producer object and sends InitProducerId once per object, so
+ * fencing anew — at every assignment (a member that owned the partition in between may hold
+ * a newer epoch: KafkaJS does not report the generation, so a kept partition cannot be told
+ * apart) and at a reset after a failed, timed-out or fenced transaction — means a new
+ * producer; its InitProducerId also settles the uncertain transaction. Each producer holds
+ * its own connections (one per broker it talks to).
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import type { Admin, Consumer, IHeaders, Kafka, Message, Producer } from "kafkajs";
+import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import { tpKey } from "../shared/topic_partitions.ts";
+import { readCommitted } from "./committed.ts";
+import type {
+  OpenPartition,
+  OutputRecord,
+  PartitionTransaction,
+  TransactionalOptions,
+  TransactionalPort,
+  TransactionOutcome,
+} from "../../core/consumer/transactions.ts";
+import { InvalidArgumentError, describe } from "../../core/errors.ts";
+
+/** The exactly-once mode's options of the KafkaJS binding. */
+export interface KafkaJSTransactionalOptions extends TransactionalOptions {
+  /** The consumer's group id (offsets are committed to it). Default: read from KafkaJS's `GROUP_JOIN` event. */
+  groupId?: string;
+  /** Prefix of the transactional ids, `<prefix>-<topic>-<partition>`. Default: the group id. Must be the same on every member. */
+  idPrefix?: string;
+  /**
+   * The broker's timeout of a transaction (`transaction.timeout.ms`): an open transaction
+   * of a member that died and whose partition nobody took over is aborted after it (until
+   * then `read_committed` readers of the output partitions wait). Default 60,000 ms.
+   */
+  transactionTimeoutMs?: number;
+  /**
+   * The producers' KafkaJS retry settings. Default `{ retries: 10, initialRetryTime: 10,
+   * maxRetryTime: 1_000 }`: the broker answers CONCURRENT_TRANSACTIONS to a transaction
+   * begun while the previous one's markers are still being written, and KafkaJS's own
+   * 300 ms first backoff would then cost every cycle that much. A transaction is bounded
+   * by `timeoutMs` whatever they say.
+   */
+  retry?: { retries?: number; initialRetryTime?: number; maxRetryTime?: number };
+}
+
+/** What the producers per partition cost so far. */
+export interface TransactionalProducerStats {
+  /** Producers open now (one per assigned partition at most). */
+  open: number;
+  /** Producers made since start. */
+  created: number;
+  /** Producers closed since start. */
+  closed: number;
+  /** Connect + InitProducerId of the last producer, ms. */
+  lastInitMs: number | undefined;
+  /** Largest connect + InitProducerId, ms. */
+  maxInitMs: number | undefined;
+  /** Sum of every connect + InitProducerId, ms (divide by `created`). */
+  totalInitMs: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface PartitionProducer {
+  readonly producer: Producer;
+  /** Transactions in flight or waiting for the one before them. */
+  busy: number;
+  /** Settles when the last transaction handed to it settled: one transaction at a time per producer. */
+  tail: Promise<void>;
+  /** Its last transaction failed or timed out (outcome unknown): never used again. */
+  broken: boolean;
+}
+
+/** Kafka error codes that mean another producer with the same transactional id took over. */
+const FENCED_CODES = new Set([47 /* INVALID_PRODUCER_EPOCH */, 90 /* PRODUCER_FENCED */]);
+const FENCED_TYPES = new Set(["INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"]);
+
+/** Whether a KafkaJS error (or its cause, after retries) says this producer was fenced. */
+export function isFenced(error: unknown): boolean {
+  for (let e = error as { type?: unknown; code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) {
+    if (typeof e.type === "string" && FENCED_TYPES.has(e.type)) return true;
+    if (typeof e.code === "number" && FENCED_CODES.has(e.code)) return true;
+  }
+  return false;
+}
+
+function bytes(v: string | Uint8Array): string | Buffer {
+  return typeof v === "string" ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** An {@link OutputRecord} as a KafkaJS message. */
+export function toKafkaJSMessage(r: OutputRecord): Message {
+  let headers: IHeaders | undefined;
+  if (r.headers) {
+    headers = {};
+    for (const [k, v] of Object.entries(r.headers)) headers[k] = bytes(v);
+  }
+  return {
+    value: r.value === null ? null : bytes(r.value),
+    ...(r.key !== undefined ? { key: r.key === null ? null : bytes(r.key) } : {}),
+    ...(r.partition !== undefined ? { partition: r.partition } : {}),
+    ...(headers ? { headers } : {}),
+    ...(r.timestamp !== undefined ? { timestamp: r.timestamp } : {}),
+  };
+}
+
+/** Output bytes per produce request of a transaction. */
+const REQUEST_BYTES = 256 * 1024;
+
+/** An output record's size as sent, roughly (key, value, headers, per-record overhead). */
+function sizeOf(r: OutputRecord): number {
+  const len = (v: string | Uint8Array | null | undefined): number => v == null ? 0 : typeof v === "string" ? v.length * 3 : v.byteLength;
+  let n = 24 + len(r.key) + len(r.value);
+  if (r.headers) for (const [k, v] of Object.entries(r.headers)) n += k.length * 3 + len(v) + 4;
+  return n;
+}
+
+function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The {@link TransactionalPort} over KafkaJS. Made by `createKafkaJSConsumer` from its
+ * `transactional` option; exposed for its {@link stats}.
+ */
+export class KafkaJSTransactions implements TransactionalPort {
+  readonly #kafka: Kafka;
+  readonly #consumer: Consumer;
+  readonly #options: KafkaJSTransactionalOptions;
+  readonly #fromBeginning: boolean;
+  readonly #producers = new Map<string, PartitionProducer>();
+  #groupId: string | undefined;
+  #admin: Promise<Admin> | undefined;
+  #closed = false;
+  readonly #stats: TransactionalProducerStats = { open: 0, created: 0, closed: 0, lastInitMs: undefined, maxInitMs: undefined, totalInitMs: 0 };
+  /** The dead letter of a record (set by the binding when dead letters are configured). */
+  readonly deadLetter?: TransactionalPort["deadLetter"];
+
+  /**
+   * The transactional plumbing of one consumer.
+   * @param kafka the KafkaJS client (makes the producers and an admin client)
+   * @param consumer the KafkaJS consumer (seeks; its `GROUP_JOIN` names the group)
+   * @param options transactional options
+   * @param more `fromBeginning` of the subscription, the dead-letter record builder
+   */
+  constructor(
+    kafka: Kafka,
+    consumer: Consumer,
+    options: KafkaJSTransactionalOptions = {},
+    more: { fromBeginning?: boolean; deadLetter?: TransactionalPort["deadLetter"] } = {},
+  ) {
+    if (!kafka || typeof (kafka as { producer?: unknown }).producer !== "function") {
+      throw new InvalidArgumentError(`transactional mode needs kafka, the KafkaJS client (new Kafka(…)); got ${describe(kafka)}`);
+    }
+    for (const name of ["groupId", "idPrefix"] as const) {
+      const v = options[name];
+      if (v !== undefined && (typeof v !== "string" || v.length === 0)) {
+        throw new InvalidArgumentError(`transactional.${name} must be a non-empty string; got ${describe(v)}`);
+      }
+    }
+    const tt = options.transactionTimeoutMs;
+    if (tt !== undefined && (!Number.isSafeInteger(tt) || tt < 1)) {
+      throw new InvalidArgumentError(`transactional.transactionTimeoutMs must be an integer ≥ 1; got ${describe(tt)}`);
+    }
+    this.#kafka = kafka;
+    this.#consumer = consumer;
+    this.#options = options;
+    this.#fromBeginning = more.fromBeginning ?? false;
+    this.#groupId = options.groupId;
+    if (more.deadLetter) this.deadLetter = more.deadLetter;
+    // Registered before the binding's own GROUP_JOIN listener: the group id is known when the runner opens partitions.
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      this.#groupId ??= e.payload.groupId;
+    });
+  }
+
+  /** What the producers cost so far. */
+  stats(): TransactionalProducerStats {
+    return { ...this.#stats, open: this.#producers.size };
+  }
+
+  /** The transactional id of a partition's producer. */
+  transactionalId(topic: string, partition: number): string {
+    return `${this.#options.idPrefix ?? this.#group()}-${topic}-${partition}`;
+  }
+
+  #group(): string {
+    if (this.#groupId === undefined) throw new Error("the group id is not known yet (no GROUP_JOIN): pass transactional.groupId");
+    return this.#groupId;
+  }
+
+  async open(partitions: readonly OpenPartition[], signal: AbortSignal): Promise<readonly CommittedPosition[]> {
+    // The producers this open set up: an aborted open releases them (left in place, one could fence the new owner later).
+    const mine = new Map<string, PartitionProducer>();
+    const aborted = (): Error => {
+      this.#forget(mine);
+      return new Error("the partitions ended before their producers were open");
+    };
+    for (let attempt = 0; ; attempt++) {
+      if (signal.aborted || this.#closed) throw aborted();
+      try {
+        // Every producer settles before the next step: none is set up after an abort released them.
+        const ready = await Promise.allSettled(partitions.map((p) => this.#ready(p, mine)));
+        const failed = ready.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (failed) throw failed.reason;
+        const positions = await this.#committed(partitions);
+        if (signal.aborted || this.#closed) throw aborted();
+        const at = new Map(positions.map((p) => [tpKey(p.topic, p.partition), p.offset]));
+        for (const p of partitions) {
+          const committed = at.get(tpKey(p.topic, p.partition));
+          const offset = committed ?? p.fallback ?? (this.#fromBeginning && !p.kept ? -2 : undefined);
+          // The fetch position comes back to what the broker holds (a reset redoes from there).
+          if (offset !== undefined) this.#consumer.seek({ topic: p.topic, partition: p.partition, offset: String(offset) });
+        }
+        return positions;
+      } catch (error) {
+        if (signal.aborted || this.#closed) {
+          this.#forget(mine);
+          throw error;
+        }
+        await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
+      }
+    }
+  }
+
+  /** Disconnects and forgets the producers of `mine` that are still the ones in place (a later open's stay). */
+  #forget(mine: ReadonlyMap<string, PartitionProducer>): void {
+    for (const [key, pp] of mine) {
+      if (this.#producers.get(key) !== pp) continue;
+      this.#producers.delete(key);
+      void this.#disconnect(pp);
+    }
+  }
+
+  /**
+   * The partition's producer, open and initialised (fencing every earlier one), unless a kept
+   * healthy one is there; one it sets up is recorded in `mine`.
+   */
+  async #ready(p: OpenPartition, mine: Map<string, PartitionProducer>): Promise<void> {
+    const key = tpKey(p.topic, p.partition);
+    const old = this.#producers.get(key);
+    if (old && p.kept && !old.busy && !old.broken) return;
+    if (old) {
+      this.#producers.delete(key);
+      void this.#disconnect(old);
+    }
+    const started = performance.now();
+    const producer = this.#kafka.producer({
+      retry: this.#options.retry ?? { retries: 10, initialRetryTime: 10, maxRetryTime: 1_000 },
+      transactionalId: this.transactionalId(p.topic, p.partition),
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionTimeout: this.#options.transactionTimeoutMs ?? 60_000,
+    });
+    this.#stats.created++;
+    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false };
+    try {
+      await producer.connect();
+      // KafkaJS sends InitProducerId at the first transaction(); nothing is added, so the abort sends nothing.
+      const t = await producer.transaction();
+      await t.abort();
+    } catch (error) {
+      void this.#disconnect(pp);
+      throw error;
+    }
+    const ms = performance.now() - started;
+    this.#stats.lastInitMs = ms;
+    this.#stats.totalInitMs += ms;
+    if (this.#stats.maxInitMs === undefined || ms > this.#stats.maxInitMs) this.#stats.maxInitMs = ms;
+    if (this.#closed) {
+      // Closed meanwhile (shutdown): an open producer would keep the process alive.
+      void this.#disconnect(pp);
+      throw new Error("the transactional producers were closed");
+    }
+    const now = this.#producers.get(key);
+    if (now) void this.#disconnect(now); // a concurrent open won: keep the newest (it fenced the other)
+    this.#producers.set(key, pp);
+    mine.set(key, pp);
+  }
+
+  async #committed(partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
+    this.#admin ??= (async () => {
+      const admin = this.#kafka.admin();
+      await admin.connect();
+      return admin;
+    })();
+    let admin: Admin;
+    try {
+      admin = await this.#admin;
+    } catch (error) {
+      this.#admin = undefined;
+      throw error;
+    }
+    const topics = [...new Set(partitions.map((p) => p.topic))];
+    const want = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
+    return await readCommitted(admin, this.#group(), topics, (topic, partition) => want.has(tpKey(topic, partition)));
+  }
+
+  commit(transactions: readonly PartitionTransaction[], timeoutMs: number): Promise<readonly TransactionOutcome[]> {
+    return Promise.all(transactions.map((t) => this.#one(t, timeoutMs)));
+  }
+
+  async #one(t: PartitionTransaction, timeoutMs: number): Promise<TransactionOutcome> {
+    const pp = this.#producers.get(tpKey(t.topic, t.partition));
+    if (!pp || pp.broken || this.#closed) {
+      return { ok: false, fenced: false, error: new Error(`no usable transactional producer for ${t.topic}/${t.partition}`) };
+    }
+    pp.busy++;
+    const before = pp.tail;
+    const run = (async () => {
+      // A revoke's urgent commit may overlap the periodic one: they go one after the other.
+      await before;
+      if (pp.broken) throw new Error(`the previous transaction of ${t.topic}/${t.partition} failed`);
+      const txn = await pp.producer.transaction();
+      try {
+        // Requests of at most ~REQUEST_BYTES: one record batch per output partition must stay
+        // under the broker's message.max.bytes (1 MiB by default), and KafkaJS encodes a
+        // request whole before sending it.
+        for (let i = 0; i < t.outputs.length;) {
+          const byTopic = new Map<string, Message[]>();
+          let bytes = 0;
+          for (; i < t.outputs.length && (bytes < REQUEST_BYTES || byTopic.size === 0); i++) {
+            const r = t.outputs[i];
+            bytes += sizeOf(r);
+            const list = byTopic.get(r.topic);
+            if (list) list.push(toKafkaJSMessage(r));
+            else byTopic.set(r.topic, [toKafkaJSMessage(r)]);
+          }
+          await txn.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+        }
+        await txn.sendOffsets({
+          consumerGroupId: this.#group(),
+          topics: [{
+            topic: t.topic,
+            partitions: [{ partition: t.partition, offset: String(t.offset), ...(t.metadata !== undefined ? { metadata: t.metadata } : {}) }],
+          }],
+        });
+        await txn.commit();
+      } catch (error) {
+        // Best effort: a fenced or broken producer cannot abort; the next owner's (or our reset's) InitProducerId does.
+        if (txn.isActive()) await timeout(txn.abort(), timeoutMs, "the abort").catch(() => {});
+        throw error;
+      }
+    })();
+    pp.tail = run.catch(() => {});
+    try {
+      await timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
+      return { ok: true };
+    } catch (error) {
+      pp.broken = true; // its outcome may be unknown: the reset's new producer settles it
+      return { ok: false, fenced: isFenced(error), error };
+    } finally {
+      // A timed-out run may still be going: the producer counts as busy until it settles.
+      void run.catch(() => {}).finally(() => pp.busy--);
+    }
+  }
+
+  async release(partitions: readonly TopicPartition[]): Promise<void> {
+    const gone: PartitionProducer[] = [];
+    for (const p of partitions) {
+      const key = tpKey(p.topic, p.partition);
+      const pp = this.#producers.get(key);
+      if (!pp) continue;
+      this.#producers.delete(key);
+      gone.push(pp);
+    }
+    await Promise.all(gone.map((pp) => this.#disconnect(pp)));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const all = [...this.#producers.values()];
+    this.#producers.clear();
+    await Promise.all(all.map((pp) => this.#disconnect(pp)));
+    const admin = this.#admin;
+    this.#admin = undefined;
+    if (admin) await admin.then((a) => a.disconnect()).catch(() => {});
+  }
+
+  async #disconnect(pp: PartitionProducer): Promise<void> {
+    this.#stats.closed++;
+    await pp.producer.disconnect().catch(() => {});
+  }
+}
