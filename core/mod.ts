@@ -21,6 +21,12 @@
  * t.safe; // 104
  * ```
  *
+ * What this module exports is what the README documents: the tracker (as
+ * `offset-frontier/tracker` has it), the {@link ParallelConsumer} with its options,
+ * events, metrics and errors, and the port a client binding implements
+ * ({@link ConsumerClient}, and {@link TransactionalPort} for exactly-once). The runner's
+ * machinery (dispatcher, commit scheduler, cluster watch, event hub) is not a promise.
+ *
  * @module
  */
 export * from "./tracker/mod.ts";
@@ -34,20 +40,12 @@ export type {
   DeliveredBatch,
   TopicPartition,
 } from "./consumer/client.ts";
-export {
-  type CommitMode,
-  type CommitOptions,
-  CommitScheduler,
-  type CommitSchedulerHooks,
-  CommitTimeoutError,
-} from "./consumer/commit_scheduler.ts";
+export { type CommitMode, type CommitOptions, CommitTimeoutError } from "./consumer/commit_scheduler.ts";
 export {
   type AvailableEvent,
-  type ClusterHooks,
   type ClusterMetrics,
   type ClusterOptions,
   type ClusterState,
-  ClusterWatch,
   type UnavailableEvent,
 } from "./consumer/cluster.ts";
 export {
@@ -55,17 +53,7 @@ export {
   ClusterUnavailableError,
   type RefusalKind,
 } from "./errors.ts";
-export {
-  type DispatchHooks,
-  Dispatcher,
-  Fifo,
-  type DispatchOptions,
-  Lane,
-  type Ordering,
-  resolveDispatchOptions,
-  type ResolvedDispatchOptions,
-  Work,
-} from "./consumer/dispatcher.ts";
+export type { DispatchOptions, Ordering } from "./consumer/dispatcher.ts";
 export {
   type ClaimEvent,
   type CommitEvent,
@@ -74,7 +62,6 @@ export {
   type ConsumerMetrics,
   type DeadLetterEvent,
   type ErrorEvent,
-  EventHub,
   type Listener,
   type PartitionMetrics,
   type PartitionState,
@@ -83,17 +70,8 @@ export {
   type RetryEvent,
   type StallEvent,
 } from "./consumer/metrics.ts";
+export type { OnExhausted, RetryPolicy } from "./consumer/retry.ts";
 export {
-  backoffDelay,
-  canRetry,
-  type OnExhausted,
-  type ResolvedRetryPolicy,
-  resolveRetryPolicy,
-  type RetryPolicy,
-} from "./consumer/retry.ts";
-export {
-  checkOutput,
-  claimEnd,
   type OpenPartition,
   type OutputRecord,
   type PartitionTransaction,
@@ -104,7 +82,6 @@ export {
   type TransactionEvent,
   type TransactionMetrics,
   type TransactionOutcome,
-  TransactionStage,
 } from "./consumer/transactions.ts";
 export {
   type ConsumerState,

@@ -93,7 +93,7 @@ function option(name: string, v: unknown, fallback: number, infinite: boolean): 
  *
  * @example
  * ```ts
- * import { ClusterWatch } from "offset-frontier";
+ * import { ClusterWatch } from "./cluster.ts";
  * const watch = new ClusterWatch({ maxUnavailableMs: 60_000 }, {
  *   unavailable: (e) => console.log("waiting", e.attempts, e.delayMs),
  *   available: (e) => console.log("back after", e.downMs),

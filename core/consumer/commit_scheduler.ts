@@ -73,7 +73,8 @@ export class CommitTimeoutError extends OffsetFrontierError {}
  *
  * @example
  * ```ts
- * import { CommitScheduler, Frontier } from "offset-frontier";
+ * import { CommitScheduler } from "./commit_scheduler.ts";
+ * import { Frontier } from "offset-frontier";
  * const frontier = new Frontier({ engine: "js" });
  * const scheduler = new CommitScheduler(frontier, { send: async (offsets) => { console.log(offsets); } }, { mode: "eager" });
  * scheduler.start();

@@ -117,7 +117,7 @@ export class Delivery<M> {
         // Exactly-once handlers need their staged context (RecordRunner.start): no direct start.
         const from = this.#direct ? this.#runDirect(lane, messages, offsets, first, count) : 0;
         if (from < count && lane.state === "active") {
-          const works = new Array<Work<M>>(count - from);
+          const works = new Array<Work<M, Lane<M>>>(count - from);
           const keyOf = this.#keyOf;
           for (let i = from; i < count; i++) {
             const m = messages[i];
@@ -143,7 +143,7 @@ export class Delivery<M> {
     offsets: ArrayLike<number>,
     first: number,
   ): void {
-    const works: Work<M>[] = [];
+    const works: Work<M, Lane<M>>[] = [];
     const keyOf = this.#keyOf;
     const tracker = lane.tracker;
     let advanced = false;

@@ -29,7 +29,7 @@ function retryRoom(left: number): number {
 /** What the dispatcher calls back. */
 export interface DispatchHooks<M> {
   /** Starts an attempt of `work` (the dispatcher already counted it as running). */
-  start(work: Work<M>): void;
+  start(work: Work<M, Lane<M>>): void;
   /** Pause fetching the lane's partition. */
   pause(lane: Lane<M>, reason: "high-water-mark" | "max-buffered"): void;
   /** Resume fetching the lane's partition. */
@@ -43,7 +43,8 @@ export interface DispatchHooks<M> {
  *
  * @example
  * ```ts
- * import { Dispatcher, Tracker, Work } from "offset-frontier";
+ * import { Dispatcher, Work } from "./dispatcher.ts";
+ * import { Tracker } from "offset-frontier";
  * const d = new Dispatcher<string>({ ordering: "partition", concurrency: 4 }, {
  *   start: (w) => { d.attemptEnded(w); d.settle(w); w.lane.tracker.complete(w.handle); },
  *   pause: () => {}, resume: () => {},
@@ -116,7 +117,7 @@ export class Dispatcher<M> {
    * already running finish on their own (their completions are then rejected by the
    * revoked tracker). Returns the dropped records.
    */
-  removeLane(lane: Lane<M>): Work<M>[] {
+  removeLane(lane: Lane<M>): Work<M, Lane<M>>[] {
     if (lane.ended) return [];
     lane.ended = true; // first: stopLane then drops its retries too
     const dropped = this.stopLane(lane, "draining");
@@ -145,10 +146,10 @@ export class Dispatcher<M> {
    * `stopped` (a record failed for good): everything queued is dropped, retries too.
    * Dropped records stay pending. Records running now finish. Returns the dropped ones.
    */
-  stopLane(lane: Lane<M>, state: "draining" | "stopped", until = 0): Work<M>[] {
+  stopLane(lane: Lane<M>, state: "draining" | "stopped", until = 0): Work<M, Lane<M>>[] {
     if (lane.state === "active" || state === "stopped") lane.state = state;
     if (state === "draining" && until > lane.drainUntil) lane.drainUntil = until;
-    const dropped: Work<M>[] = [];
+    const dropped: Work<M, Lane<M>>[] = [];
     const left = this.drainLeft(lane);
     if (left <= 0) {
       // Records waiting to run again: abandoned (their keys' later records with them).
@@ -187,7 +188,7 @@ export class Dispatcher<M> {
   }
 
   /** Queues a batch's records (already registered in the lane's tracker), honouring the ordering. */
-  enqueue(lane: Lane<M>, works: readonly Work<M>[]): void {
+  enqueue(lane: Lane<M>, works: readonly Work<M, Lane<M>>[]): void {
     if (this.options.ordering !== "key") {
       for (let i = 0; i < works.length; i++) lane.ready.push(works[i]);
       return;
@@ -271,8 +272,8 @@ export class Dispatcher<M> {
    * `key` ordering takes `key`, so that later records of that key queue behind it, as if it
    * had come through {@link enqueue}.
    */
-  keepDirect(lane: Lane<M>, message: M, offset: number, handle: Handle, key: string | undefined): Work<M> {
-    const work = new Work<M>(lane, message, offset, handle, undefined);
+  keepDirect(lane: Lane<M>, message: M, offset: number, handle: Handle, key: string | undefined): Work<M, Lane<M>> {
+    const work = new Work<M, Lane<M>>(lane, message, offset, handle, undefined);
     work.attempt = 1;
     if (key !== undefined && this.options.ordering === "key") {
       work.key = key;
@@ -286,7 +287,7 @@ export class Dispatcher<M> {
     this.#halted = true;
   }
 
-  #next(): Work<M> | undefined {
+  #next(): Work<M, Lane<M>> | undefined {
     const order = this.#order;
     const n = order.length;
     const perLane = this.options.maxInFlightPerPartition;
@@ -312,18 +313,18 @@ export class Dispatcher<M> {
   }
 
   /** An attempt's handler call returned (either way): frees its worker. */
-  attemptEnded(work: Work<M>): void {
+  attemptEnded(work: Work<M, Lane<M>>): void {
     this.#running--;
     this.#inactive(work.lane);
   }
 
   /** A dead-letter produce (or other side work) for `work` begins: a drain waits for it. */
-  sideStarted(work: Work<M>): void {
+  sideStarted(work: Work<M, Lane<M>>): void {
     work.lane.active++;
   }
 
   /** The side work of `work` ended. */
-  sideEnded(work: Work<M>): void {
+  sideEnded(work: Work<M, Lane<M>>): void {
     this.#inactive(work.lane);
   }
 
@@ -337,13 +338,13 @@ export class Dispatcher<M> {
    * records of its key queued behind it — they must not overtake it. They all stay
    * pending. Returns the dropped records.
    */
-  abandon(work: Work<M>): Work<M>[] {
+  abandon(work: Work<M, Lane<M>>): Work<M, Lane<M>>[] {
     const dropped = this.#abandon(work);
     work.lane.notifyIdle();
     return dropped;
   }
 
-  #abandon(work: Work<M>): Work<M>[] {
+  #abandon(work: Work<M, Lane<M>>): Work<M, Lane<M>>[] {
     const lane = work.lane;
     lane.inFlight--;
     if (work.key === undefined || this.options.ordering !== "key") return [];
@@ -353,7 +354,7 @@ export class Dispatcher<M> {
   }
 
   /** Runs `work` again after `delayMs` (it keeps its in-flight slot and its key). */
-  retryLater(work: Work<M>, delayMs: number): void {
+  retryLater(work: Work<M, Lane<M>>, delayMs: number): void {
     this.wait(work, delayMs, () => {
       work.lane.retry.push(work);
       this.pump();
@@ -364,7 +365,7 @@ export class Dispatcher<M> {
    * Calls `then` after `delayMs` while `work` keeps its in-flight slot and its key.
    * When the lane stops dispatching first, the timer is cancelled and the slot freed.
    */
-  wait(work: Work<M>, delayMs: number, then: () => void): void {
+  wait(work: Work<M, Lane<M>>, delayMs: number, then: () => void): void {
     const lane = work.lane;
     const left = lane.state === "active" ? Infinity : this.drainLeft(lane);
     if (left <= 0) {
@@ -387,7 +388,7 @@ export class Dispatcher<M> {
     return lane.drainUntil - Date.now();
   }
 
-  #fire(work: Work<M>): void {
+  #fire(work: Work<M, Lane<M>>): void {
     work.timer = undefined;
     work.lane.waiting.delete(work);
     const then = work.then;
@@ -396,7 +397,7 @@ export class Dispatcher<M> {
   }
 
   /** Makes a waiting record's timer fire within `left` ms (keeping it when it fires sooner). */
-  #capTimer(work: Work<M>, left: number): void {
+  #capTimer(work: Work<M, Lane<M>>, left: number): void {
     const due = Date.now() + retryRoom(left);
     if (work.due <= due) return;
     clearTimeout(work.timer);
@@ -405,7 +406,7 @@ export class Dispatcher<M> {
   }
 
   /** The record is done (completed or dead-lettered) or abandoned: frees its in-flight slot and its key. */
-  settle(work: Work<M>): void {
+  settle(work: Work<M, Lane<M>>): void {
     const lane = work.lane;
     lane.inFlight--;
     if (work.key !== undefined && this.options.ordering === "key" && lane.state !== "stopped" && !lane.ended) {

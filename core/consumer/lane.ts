@@ -44,13 +44,13 @@ export class Lane<M> implements TopicPartition {
   /** Aborted when the lane ends (or the shutdown grace expires). */
   readonly controller: AbortController = new AbortController();
   /** Records waiting to run, in delivery order (under `key` ordering: those whose key is free). */
-  readonly ready: Fifo<Work<M>> = new Fifo<Work<M>>();
+  readonly ready: Fifo<Work<M, Lane<M>>> = new Fifo<Work<M, Lane<M>>>();
   /** Records whose retry delay passed: they run before `ready`. */
-  readonly retry: Fifo<Work<M>> = new Fifo<Work<M>>();
+  readonly retry: Fifo<Work<M, Lane<M>>> = new Fifo<Work<M, Lane<M>>>();
   /** `key` ordering: keys with a record in flight or queued → records of that key waiting behind it. */
-  readonly keys: Map<string, Work<M>[]> = new Map();
+  readonly keys: Map<string, Work<M, Lane<M>>[]> = new Map();
   /** Records waiting for their retry timer. */
-  readonly waiting: Set<Work<M>> = new Set();
+  readonly waiting: Set<Work<M, Lane<M>>> = new Set();
   #idle: Array<() => void> = [];
 
   /**

@@ -228,7 +228,7 @@ export type ConsumerListeners = { [K in keyof ConsumerEvents]?: Listener<Consume
  *
  * @example
  * ```ts
- * import { EventHub } from "offset-frontier";
+ * import { EventHub } from "./metrics.ts";
  * const hub = new EventHub();
  * const off = hub.on("pause", (e) => console.log("paused", e.topic, e.partition));
  * off();

@@ -101,7 +101,7 @@ export class RecordRunner<M> {
   }
 
   /** Calls the handler for `work` (the dispatcher's `start`): its settling ends the attempt, as {@link attemptOk} or {@link attemptFailed}. */
-  start(work: Work<M>): void {
+  start(work: Work<M, Lane<M>>): void {
     let result: unknown;
     let context: RecordContext = work;
     if (this.#tx) {
@@ -144,13 +144,13 @@ export class RecordRunner<M> {
   }
 
   /** An attempt succeeded: the record completes (with its staged `outputs` in exactly-once mode) and the next records start. */
-  attemptOk(work: Work<M>, outputs?: readonly OutputRecord[]): void {
+  attemptOk(work: Work<M, Lane<M>>, outputs?: readonly OutputRecord[]): void {
     this.#dispatcher.attemptEnded(work);
     this.#complete(work, outputs);
     this.#dispatcher.pump();
   }
 
-  #complete(work: Work<M>, outputs?: readonly OutputRecord[]): void {
+  #complete(work: Work<M, Lane<M>>, outputs?: readonly OutputRecord[]): void {
     const lane = work.lane;
     this.#dispatcher.settle(work);
     if (lane.abandoned) return;
@@ -172,7 +172,7 @@ export class RecordRunner<M> {
   }
 
   /** An attempt failed with `error`: retried with backoff, then dead-lettered or its partition stops (abandoned past a drain's bound). */
-  attemptFailed(work: Work<M>, error: unknown): void {
+  attemptFailed(work: Work<M, Lane<M>>, error: unknown): void {
     this.failures++;
     work.error = error;
     const lane = work.lane;
@@ -203,7 +203,7 @@ export class RecordRunner<M> {
     this.#dispatcher.pump();
   }
 
-  #deadLetter(work: Work<M>, produceAttempt: number): void {
+  #deadLetter(work: Work<M, Lane<M>>, produceAttempt: number): void {
     const lane = work.lane;
     const info = {
       topic: lane.topic,
@@ -267,7 +267,7 @@ export class RecordRunner<M> {
     );
   }
 
-  #stopPartition(work: Work<M>, error: unknown): void {
+  #stopPartition(work: Work<M, Lane<M>>, error: unknown): void {
     const lane = work.lane;
     this.#dispatcher.abandon(work); // the record stays pending: the frontier stays below it
     this.#dispatcher.stopLane(lane, "stopped");

@@ -77,7 +77,7 @@ export function resolveRetryPolicy(policy: RetryPolicy = {}, canDeadLetter = fal
  *
  * @example
  * ```ts
- * import { backoffDelay, resolveRetryPolicy } from "offset-frontier";
+ * import { backoffDelay, resolveRetryPolicy } from "./retry.ts";
  * const p = resolveRetryPolicy({ initialDelayMs: 100, jitter: 0 });
  * backoffDelay(p, 1); // 100
  * backoffDelay(p, 3); // 400

@@ -153,7 +153,7 @@ interface Ready {
  *
  * @example
  * ```ts
- * import { TransactionStage } from "offset-frontier";
+ * import { TransactionStage } from "./transactions.ts";
  * const stage = new TransactionStage<object>();
  * const lane = {};
  * stage.completed(lane, 5, [{ topic: "out", value: "x" }]);

@@ -4,10 +4,23 @@
  * @module
  */
 import type { Handle } from "../tracker/tracker.ts";
-import type { Lane } from "./lane.ts";
 
-/** One delivered record on its way through the consumer; also the handler's context. */
-export class Work<M> {
+/** What a record reads of its partition's lane (the dispatcher's `Lane` is one). */
+export interface RecordLane {
+  /** Topic of the partition. */
+  readonly topic: string;
+  /** The partition. */
+  readonly partition: number;
+  /** Aborted when the lane's work is abandoned. */
+  readonly controller: AbortController;
+}
+
+/**
+ * One delivered record on its way through the consumer; also the handler's context. `L`:
+ * its lane's type (the dispatcher's `Lane<M>`; the lane queues its records, so this file
+ * does not import it).
+ */
+export class Work<M, L extends RecordLane = RecordLane> {
   /** How many times the handler was called for it (1 during the first call). */
   attempt = 0;
   /** Retry timer while waiting to run again. */
@@ -28,7 +41,7 @@ export class Work<M> {
    * @param key its ordering key (`key` ordering only)
    */
   constructor(
-    readonly lane: Lane<M>,
+    readonly lane: L,
     readonly message: M,
     readonly offset: number,
     readonly handle: Handle,

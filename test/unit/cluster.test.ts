@@ -6,15 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import {
-  type AvailableEvent,
-  type ClientSink,
-  ClusterUnavailableError,
-  ClusterWatch,
-  InvalidArgumentError,
-  ParallelConsumer,
-  type UnavailableEvent,
-} from "../../core/mod.ts";
+import { type AvailableEvent, type ClientSink, ClusterUnavailableError, InvalidArgumentError, ParallelConsumer, type UnavailableEvent } from "../../core/mod.ts";
+import { ClusterWatch } from "../../core/consumer/cluster.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 function watch(options: ConstructorParameters<typeof ClusterWatch>[0] = {}) {

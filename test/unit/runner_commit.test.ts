@@ -2,7 +2,8 @@
 // acknowledgement, failures and timeouts move nothing, interval and eager modes.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type CommitOffset, CommitScheduler, CommitTimeoutError, Frontier, ParallelConsumer } from "../../core/mod.ts";
+import { type CommitOffset, CommitTimeoutError, Frontier, ParallelConsumer } from "../../core/mod.ts";
+import { CommitScheduler } from "../../core/consumer/commit_scheduler.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 function deferred(): { promise: Promise<void>; resolve(): void; reject(e: unknown): void } {

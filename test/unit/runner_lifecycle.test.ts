@@ -2,14 +2,8 @@
 // partitions, orderly revoke, lost partitions, shutdown with a bounded grace.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import {
-  backoffDelay,
-  type ErrorEvent,
-  ParallelConsumer,
-  PartitionStoppedError,
-  resolveRetryPolicy,
-  type RetryEvent,
-} from "../../core/mod.ts";
+import { type ErrorEvent, ParallelConsumer, PartitionStoppedError, type RetryEvent } from "../../core/mod.ts";
+import { backoffDelay, resolveRetryPolicy } from "../../core/consumer/retry.ts";
 import { MemoryClient, range, sleep, until } from "./runner_client.ts";
 
 const one = [{ topic: "t", partition: 0 }];

@@ -6,18 +6,8 @@
 // "broker" holds, never an output twice).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import {
-  type CommittedPosition,
-  decodeCompletedSet,
-  type OpenPartition,
-  type OutputRecord,
-  ParallelConsumer,
-  type PartitionTransaction,
-  type TransactionalPort,
-  type TransactionEvent,
-  type TransactionOutcome,
-  TransactionStage,
-} from "../../core/mod.ts";
+import { type CommittedPosition, decodeCompletedSet, type OpenPartition, type OutputRecord, ParallelConsumer, type PartitionTransaction, type TransactionalPort, type TransactionEvent, type TransactionOutcome } from "../../core/mod.ts";
+import { TransactionStage } from "../../core/consumer/transactions.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 const one = [{ topic: "t", partition: 0 }];
