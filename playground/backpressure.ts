@@ -59,11 +59,14 @@ export function backpressureSimulation(section: HTMLElement, engine: EngineChoic
       handler: () => sleep(ms),
     });
     const pauses = PARTITIONS.map(() => 0);
-    consumer.on("pause", (e) => pauses[e.partition]++);
+    let maxRetained = 0, maxTotal = 0;
+    consumer.on("pause", (e) => {
+      pauses[e.partition]++;
+      maxRetained = Math.max(maxRetained, e.retained); // exact at the pause, between the samples below
+    });
     await consumer.start();
     client.assign(PARTITIONS);
     const t0 = performance.now();
-    let maxRetained = 0, maxTotal = 0;
     while (performance.now() - t0 < seconds.read() * 1000) {
       await sleep(50);
       const m = consumer.metrics();

@@ -60,15 +60,33 @@ export function frontierSimulation(section: HTMLElement, engine: EngineChoice): 
     }
   };
 
+  // Coalesced, as the runner commits: one commit in flight, the newest safe position and set when it goes out.
+  let committing = false, again = false;
   const commit = async (): Promise<void> => {
-    const proposal = frontier.propose();
-    if (!proposal) return;
+    if (committing) {
+      again = true;
+      return;
+    }
+    committing = true;
+    section.dataset.inflight = "1";
     const mine = epoch;
-    await sleep(latency.read());
-    if (crashed || mine !== epoch) return; // the owner died with its commit in flight: never acknowledged
-    broker.commit("A", proposal.offsets);
-    frontier.confirm(proposal);
-    render();
+    try {
+      do {
+        again = false;
+        const proposal = frontier.propose();
+        if (!proposal) break;
+        await sleep(latency.read());
+        if (crashed || mine !== epoch) return; // the owner died with its commit in flight: never acknowledged
+        broker.commit("A", proposal.offsets);
+        frontier.confirm(proposal);
+        render();
+      } while (again);
+    } finally {
+      if (mine === epoch) {
+        committing = false;
+        section.dataset.inflight = "0";
+      }
+    }
   };
 
   const complete = (o: number): void => {
@@ -83,6 +101,8 @@ export function frontierSimulation(section: HTMLElement, engine: EngineChoice): 
     frontier?.close();
     crashed = false;
     epoch++;
+    committing = false;
+    section.dataset.inflight = "0";
     finished.clear();
     cells.clear();
     const n = count.read();

@@ -94,8 +94,8 @@ for (const engine of ["wasm", "js"] as const) {
           await b.evaluate(`document.querySelector('#frontier [data-offset="${o}"]').focus()`);
           await b.press(i % 2 === 0 ? "Enter" : " "); // from the keyboard
         }
-        await b.waitFor(`document.querySelector('[data-counter="frontier-confirmed"]').textContent === "3"`);
-        await new Promise((r) => setTimeout(r, 300)); // the last commit (with the fullest completed set) lands
+        await b.waitFor(`document.querySelector("#frontier .sim").dataset.inflight === "0"`); // the last commit landed
+        assert.equal(await counter(b, "frontier-confirmed"), 3);
         assert.equal(await counter(b, "frontier-safe"), 3);
         assert.equal(await counter(b, "frontier-blocked"), 19);
         assert.match(await b.evaluate<string>(`document.querySelector('#frontier [data-offset="3"]').textContent`), /⟵ safe/);
