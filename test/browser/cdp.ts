@@ -113,13 +113,25 @@ export class Browser {
     return Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
   }
 
-  /** Ends Chromium and removes its profile. */
+  /** Ends Chromium (Browser.close, then SIGTERM, then SIGKILL) and removes its profile, best effort. */
   async close(): Promise<void> {
     const exited = new Promise((r) => this.#proc.once("exit", r));
-    this.#proc.kill("SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
-    if (this.#proc.exitCode === null) this.#proc.kill("SIGKILL");
-    rmSync(this.#profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); // its helper processes may still write briefly
+    const within = (ms: number): Promise<unknown> => Promise.race([exited, new Promise((r) => setTimeout(r, ms))]);
+    if (this.#proc.exitCode === null) {
+      this.#session = "";
+      this.send("Browser.close").catch(() => {}); // its answer may not come: the browser is going
+      await within(5_000);
+    }
+    if (this.#proc.exitCode === null && this.#proc.signalCode === null) {
+      this.#proc.kill("SIGTERM");
+      await within(3_000);
+    }
+    if (this.#proc.exitCode === null && this.#proc.signalCode === null) this.#proc.kill("SIGKILL");
+    try {
+      rmSync(this.#profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    } catch {
+      // Its helper processes may still be writing: a profile left in the temp folder is harmless.
+    }
   }
 
   #read(chunk: string): void {
