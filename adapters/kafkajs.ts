@@ -155,4 +155,10 @@ export {
   type TransactionEvent,
   type TransactionMetrics,
 } from "../core/mod.ts";
-export { isFenced, type KafkaJSTransactionalOptions, KafkaJSTransactions, type TransactionalProducerStats } from "./kafkajs_transactions.ts";
+export {
+  isFenced,
+  type KafkaJSTransactionalOptions,
+  KafkaJSTransactions,
+  type TransactionalProducerStats,
+  TransactionTimeoutError,
+} from "./kafkajs_transactions.ts";

@@ -16,8 +16,17 @@
  * fencing anew — at every assignment (a member that owned the partition in between may hold
  * a newer epoch: KafkaJS does not report the generation, so a kept partition cannot be told
  * apart) and at a reset after a failed, timed-out or fenced transaction — means a new
- * producer; its InitProducerId also settles the uncertain transaction. Each producer holds
- * its own connections (one per broker it talks to).
+ * producer; its InitProducerId also settles the uncertain transaction. The runner asks for
+ * a reset's producer only once this member is known to still own the partition (an
+ * answered heartbeat sent after the failure, or a new assignment): a woken zombie's would
+ * fence the rightful owner. Each producer holds its own connections (one per broker it
+ * talks to).
+ *
+ * Outcomes: `fenced` whenever the broker said so (INVALID_PRODUCER_EPOCH / PRODUCER_FENCED,
+ * also under KafkaJS's retry wrapper, and also when the answer comes just after the
+ * transaction's timeout, as for a process stopped past it); `aborted` otherwise. A producer
+ * whose transaction failed never begins another: KafkaJS leaves a producer whose abort was
+ * refused in state ABORTING, where `beginTransaction` throws.
  *
  * @module
  */
@@ -34,7 +43,7 @@ import type {
   TransactionalPort,
   TransactionOutcome,
 } from "../core/consumer/transactions.ts";
-import { InvalidArgumentError, describe } from "../core/errors.ts";
+import { InvalidArgumentError, OffsetFrontierError, describe } from "../core/errors.ts";
 
 /** The exactly-once mode's options of the KafkaJS binding. */
 export interface KafkaJSTransactionalOptions extends TransactionalOptions {
@@ -130,12 +139,32 @@ function sizeOf(r: OutputRecord): number {
   return n;
 }
 
+/** A step of a transaction did not end within its bound (the broker has not answered, or the process was stopped past it). */
+export class TransactionTimeoutError extends OffsetFrontierError {
+  /**
+   * The step `what` did not end within `ms`.
+   * @param what the step, e.g. "the transaction of t/0"
+   * @param ms its bound
+   */
+  constructor(what: string, ms: number) {
+    super(`${what} did not end within ${ms} ms`);
+  }
+}
+
+/**
+ * After a transaction's timeout, how long to wait for the broker's own answer before
+ * reporting the outcome: a process stopped past its timeout (SIGSTOP, a long pause) sees
+ * the timer fire at wake-up, just before the answers that arrived meanwhile are read; one
+ * saying "fenced" must name the outcome (capped by the transaction's own timeout).
+ */
+const VERDICT_GRACE_MS = 1_000;
+
 function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
     p,
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
+      timer = setTimeout(() => reject(new TransactionTimeoutError(what, ms)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
 }
@@ -328,6 +357,9 @@ export class KafkaJSTransactions implements TransactionalPort {
     }
     pp.busy++;
     const before = pp.tail;
+    // The broker's verdict, as soon as a step failed (before the abort, which may take as long again).
+    let refused!: (error: unknown) => void;
+    const verdict = new Promise<unknown>((r) => (refused = r));
     const run = (async () => {
       // A revoke's urgent commit may overlap the periodic one: they go one after the other.
       await before;
@@ -358,7 +390,12 @@ export class KafkaJSTransactions implements TransactionalPort {
         });
         await txn.commit();
       } catch (error) {
+        // First: no transaction begins on this producer again. An abort the broker refuses
+        // (fenced) leaves KafkaJS's state ABORTING for good, where beginTransaction throws.
+        pp.broken = true;
+        refused(error);
         // Best effort: a fenced or broken producer cannot abort; the next owner's (or our reset's) InitProducerId does.
+        // The tail (the next transaction's start) waits for this abort to settle, within its bound.
         if (txn.isActive()) await timeout(txn.abort(), timeoutMs, "the abort").catch(() => {});
         throw error;
       }
@@ -369,7 +406,15 @@ export class KafkaJSTransactions implements TransactionalPort {
       return { ok: true };
     } catch (error) {
       pp.broken = true; // its outcome may be unknown: the reset's new producer settles it
-      return { ok: false, fenced: isFenced(error), error };
+      if (!(error instanceof TransactionTimeoutError)) return { ok: false, fenced: isFenced(error), error };
+      // Timed out: the broker's answer may be just behind (a process stopped past the bound
+      // reads it right after the timer fired). A fencing it reports names the outcome.
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      const said = await Promise.race([
+        verdict,
+        new Promise<undefined>((r) => (grace = setTimeout(() => r(undefined), Math.min(VERDICT_GRACE_MS, timeoutMs)))),
+      ]).finally(() => clearTimeout(grace));
+      return isFenced(said) ? { ok: false, fenced: true, error: said } : { ok: false, fenced: false, error };
     } finally {
       // A timed-out run may still be going: the producer counts as busy until it settles.
       void run.catch(() => {}).finally(() => pp.busy--);
