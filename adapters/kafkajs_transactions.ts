@@ -93,6 +93,8 @@ interface PartitionProducer {
   tail: Promise<void>;
   /** Its last transaction failed or timed out (outcome unknown): never used again. */
   broken: boolean;
+  /** The broker's answer that fenced it, once one did: a transaction queued behind is refused for the same reason. */
+  fenced: unknown;
 }
 
 /** Kafka error codes that mean another producer with the same transactional id took over. */
@@ -303,7 +305,7 @@ export class KafkaJSTransactions implements TransactionalPort {
       transactionTimeout: this.#options.transactionTimeoutMs ?? 60_000,
     });
     this.#stats.created++;
-    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false };
+    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false, fenced: undefined };
     try {
       await producer.connect();
       // KafkaJS sends InitProducerId at the first transaction(); nothing is added, so the abort sends nothing.
@@ -352,6 +354,7 @@ export class KafkaJSTransactions implements TransactionalPort {
 
   async #one(t: PartitionTransaction, timeoutMs: number): Promise<TransactionOutcome> {
     const pp = this.#producers.get(tpKey(t.topic, t.partition));
+    if (pp?.fenced !== undefined) return { ok: false, fenced: true, error: pp.fenced };
     if (!pp || pp.broken || this.#closed) {
       return { ok: false, fenced: false, error: new Error(`no usable transactional producer for ${t.topic}/${t.partition}`) };
     }
@@ -363,6 +366,7 @@ export class KafkaJSTransactions implements TransactionalPort {
     const run = (async () => {
       // A revoke's urgent commit may overlap the periodic one: they go one after the other.
       await before;
+      if (pp.fenced !== undefined) throw pp.fenced; // queued behind the transaction the broker fenced
       if (pp.broken) throw new Error(`the previous transaction of ${t.topic}/${t.partition} failed`);
       const txn = await pp.producer.transaction();
       try {
@@ -393,6 +397,7 @@ export class KafkaJSTransactions implements TransactionalPort {
         // First: no transaction begins on this producer again. An abort the broker refuses
         // (fenced) leaves KafkaJS's state ABORTING for good, where beginTransaction throws.
         pp.broken = true;
+        if (isFenced(error)) pp.fenced ??= error;
         refused(error);
         // Best effort: a fenced or broken producer cannot abort; the next owner's (or our reset's) InitProducerId does.
         // The tail (the next transaction's start) waits for this abort to settle, within its bound.

@@ -167,6 +167,10 @@ describe("KafkaJSTransactions.commit", () => {
     assert.deepEqual(f.begun, ["READY"], "only the first transaction began");
     assert.equal(first[0].ok === false && first[0].fenced, true, "the first was fenced");
     assert.equal(second[0].ok, false, "the second did not run on the broken producer");
+    assert.equal(second[0].ok === false && second[0].fenced, true, "queued behind the fenced one: refused as fenced");
+    const [later] = await tx.commit([{ ...tx0, offset: 5 }], 1_000);
+    assert.equal(later.ok === false && later.fenced, true, "a later cycle before the reset: fenced too");
+    assert.deepEqual(f.begun, ["READY"], "still only the first transaction began");
     await tx.close();
   });
 });
