@@ -95,6 +95,8 @@ interface PartitionProducer {
   broken: boolean;
   /** The broker's answer that fenced it, once one did: a transaction queued behind is refused for the same reason. */
   fenced: unknown;
+  /** Settles when its last transaction ended or passed its timeout: a producer is replaced or closed only then. */
+  quiet: Promise<void>;
 }
 
 /** Kafka error codes that mean another producer with the same transactional id took over. */
@@ -294,6 +296,9 @@ export class KafkaJSTransactions implements TransactionalPort {
     if (old && p.kept && !old.busy && !old.broken) return;
     if (old) {
       this.#producers.delete(key);
+      // A transaction still in flight (a revoke's last one, racing the rejoin) ends first:
+      // the new producer's InitProducerId would abort it, losing work this member owned.
+      if (old.busy) await old.quiet;
       void this.#disconnect(old);
     }
     const started = performance.now();
@@ -305,7 +310,7 @@ export class KafkaJSTransactions implements TransactionalPort {
       transactionTimeout: this.#options.transactionTimeoutMs ?? 60_000,
     });
     this.#stats.created++;
-    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false, fenced: undefined };
+    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false, fenced: undefined, quiet: Promise.resolve() };
     try {
       await producer.connect();
       // KafkaJS sends InitProducerId at the first transaction(); nothing is added, so the abort sends nothing.
@@ -406,8 +411,10 @@ export class KafkaJSTransactions implements TransactionalPort {
       }
     })();
     pp.tail = run.catch(() => {});
+    const bounded = timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
+    pp.quiet = bounded.then(() => {}, () => {});
     try {
-      await timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
+      await bounded;
       return { ok: true };
     } catch (error) {
       pp.broken = true; // its outcome may be unknown: the reset's new producer settles it
@@ -435,7 +442,12 @@ export class KafkaJSTransactions implements TransactionalPort {
       this.#producers.delete(key);
       gone.push(pp);
     }
-    await Promise.all(gone.map((pp) => this.#disconnect(pp)));
+    // A transaction in flight (a revoke's last one, racing the rejoin) may still end before the
+    // next owner's InitProducerId: disconnecting under it would only abort it.
+    await Promise.all(gone.map(async (pp) => {
+      if (pp.busy) await pp.quiet;
+      await this.#disconnect(pp);
+    }));
   }
 
   async close(): Promise<void> {

@@ -85,6 +85,7 @@ const fencedError = (): Error => Object.assign(new Error("The producer attempted
  */
 function fakeStates() {
   const begun: string[] = []; // the state each transaction() call found
+  const log: string[] = []; // producers made and disconnected, transactions committed, in order
   const steps = {
     sendOffsets: (): Promise<void> => Promise.resolve(),
     commit: (): Promise<void> => Promise.resolve(),
@@ -94,9 +95,13 @@ function fakeStates() {
     producer: () => {
       let state = "READY";
       let opened = false; // the open's own empty transaction (InitProducerId) always ends
+      log.push("producer");
       return {
         connect: () => Promise.resolve(),
-        disconnect: () => Promise.resolve(),
+        disconnect: () => {
+          log.push("disconnect");
+          return Promise.resolve();
+        },
         transaction: () => {
           const setUp = !opened;
           opened = true;
@@ -111,6 +116,7 @@ function fakeStates() {
               state = "COMMITTING";
               await steps.commit();
               state = "READY";
+              log.push("committed");
             },
             abort: async () => {
               state = "ABORTING";
@@ -128,7 +134,7 @@ function fakeStates() {
     }),
   } as unknown as Kafka;
   const consumer = { on: () => {}, events: { GROUP_JOIN: "consumer.group_join" }, seek: () => {} } as unknown as Consumer;
-  return { kafka, consumer, steps, begun };
+  return { kafka, consumer, steps, begun, log };
 }
 
 const tx0 = { topic: "t", partition: 0, offset: 3, outputs: [{ topic: "out", value: "x" }] };
@@ -171,6 +177,37 @@ describe("KafkaJSTransactions.commit", () => {
     const [later] = await tx.commit([{ ...tx0, offset: 5 }], 1_000);
     assert.equal(later.ok === false && later.fenced, true, "a later cycle before the reset: fenced too");
     assert.deepEqual(f.begun, ["READY"], "still only the first transaction began");
+    await tx.close();
+  });
+
+  test("a transaction in flight ends before its partition's producer is replaced or released (a revoke's last one racing the rejoin)", async () => {
+    const f = fakeStates();
+    const tx = new KafkaJSTransactions(f.kafka, f.consumer, { groupId: "g" });
+    await tx.open([{ topic: "t", partition: 0, kept: false }], new AbortController().signal);
+    let finish: (() => void) | undefined;
+    f.steps.commit = () => new Promise<void>((r) => (finish = r));
+    const flush = tx.commit([tx0], 5_000);
+    await until(() => finish !== undefined, "the commit in flight");
+    // The new assignment keeps the partition: opening it again must not fence the flush.
+    const reopen = tx.open([{ topic: "t", partition: 0, kept: false }], new AbortController().signal);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(f.log, ["producer"], "no new producer (InitProducerId) while the transaction is in flight");
+    finish!();
+    assert.deepEqual((await flush)[0], { ok: true });
+    await reopen;
+    assert.deepEqual(f.log, ["producer", "committed", "disconnect", "producer"]);
+    // The partition moves away while a transaction is in flight: its producer is closed after it.
+    finish = undefined;
+    f.steps.commit = () => new Promise<void>((r) => (finish = r));
+    const last = tx.commit([{ ...tx0, offset: 4 }], 5_000);
+    await until(() => f.log.length === 4 && finish !== undefined, "the second commit in flight");
+    const released = tx.release([{ topic: "t", partition: 0 }]);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(f.log.filter((e) => e === "disconnect").length, 1, "not disconnected under its transaction");
+    finish!();
+    assert.deepEqual((await last)[0], { ok: true });
+    await released;
+    assert.deepEqual(f.log.slice(4), ["committed", "disconnect"]);
     await tx.close();
   });
 });
