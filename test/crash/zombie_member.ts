@@ -63,7 +63,15 @@ const running = await consume({
   commit: { mode: "interval", intervalMs: 500 },
   transactional: { groupId: cfg.group, timeoutMs: 5_000, transactionTimeoutMs: 30_000 },
   on: {
-    transaction: (e) => say({ ev: "tx", outcome: e.outcome, partition: e.partition, offset: e.offset, records: e.records }),
+    transaction: (e) =>
+      say({
+        ev: "tx",
+        outcome: e.outcome,
+        partition: e.partition,
+        offset: e.offset,
+        records: e.records,
+        ...(e.error !== undefined ? { error: String(e.error).slice(0, 160) } : {}),
+      }),
   },
   handler: async (message, { partition, offset, send }) => {
     const join = joins;
