@@ -27,6 +27,11 @@
  *   (`REBALANCING`), it rejoins at once and the drain's commit is best-effort. A join
  *   without a revoke (session expired) or a `CRASH` loses the partitions: never
  *   committed again.
+ * - Ownership: a successful heartbeat (`HEARTBEAT`, after the `REQUEST` event that names
+ *   when it was sent) is `ClientSink.owned`: the coordinator accepted this member's
+ *   generation, so the current assignment holds. A member whose session expired (a
+ *   zombie) is refused and rejoins; the exactly-once mode reopens a partition reset after a
+ *   failed transaction only on such an answer to a heartbeat sent after the failure.
  * - Outages (adapters/kafkajs/outage.ts): while the cluster does not answer (connect,
  *   subscribe, join, coordinator lookup) the start keeps trying with the runner's capped
  *   backoff, reporting each failed attempt (`ClientSink.unavailable`). Every `CRASH` that
@@ -96,6 +101,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly #outage: KafkaJSOutage;
   #everJoined = false; // a GROUP_JOIN came: the start reached the cluster
   #subscribing = false; // the attempt reached subscribe: an unknown topic there means "no such topic"
+  #heartbeatSentAt: number | undefined; // when the heartbeat answered last was sent (KafkaJS sends one at a time)
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
 
@@ -193,7 +199,16 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       c.on(c.events.REBALANCING, () => void this.#assignment.revoke()),
       c.on(c.events.COMMIT_OFFSETS, (e) => this.#onCommitted(e.payload.topics)),
       c.on(c.events.CRASH, (e) => this.#onCrash(e.payload.error, e.payload.restart)),
-      c.on(c.events.REQUEST, (e) => this.#outage.requested(e.payload.broker)),
+      c.on(c.events.REQUEST, (e) => {
+        this.#outage.requested(e.payload.broker);
+        // Emitted when the answer arrived, before KafkaJS parsed it: a HEARTBEAT event that follows is its success.
+        if (e.payload.apiName === "Heartbeat") this.#heartbeatSentAt = e.payload.sentAt;
+      }),
+      // The coordinator accepted this member's generation: the assignment still holds (exactly-once resets wait for it).
+      c.on(c.events.HEARTBEAT, () => {
+        const sentAt = this.#heartbeatSentAt;
+        if (sentAt !== undefined) sink.owned?.(sentAt);
+      }),
     );
     let resolveJoined!: () => void, rejectJoined!: (e: unknown) => void;
     const joined = new Promise<void>((resolve, reject) => ((resolveJoined = resolve), (rejectJoined = reject)));

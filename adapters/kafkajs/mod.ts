@@ -169,4 +169,10 @@ export {
   type TransactionEvent,
   type TransactionMetrics,
 } from "../../core/mod.ts";
-export { isFenced, type KafkaJSTransactionalOptions, KafkaJSTransactions, type TransactionalProducerStats } from "./transactions.ts";
+export {
+  isFenced,
+  type KafkaJSTransactionalOptions,
+  KafkaJSTransactions,
+  type TransactionalProducerStats,
+  TransactionTimeoutError,
+} from "./transactions.ts";

@@ -16,8 +16,17 @@
  * fencing anew — at every assignment (a member that owned the partition in between may hold
  * a newer epoch: KafkaJS does not report the generation, so a kept partition cannot be told
  * apart) and at a reset after a failed, timed-out or fenced transaction — means a new
- * producer; its InitProducerId also settles the uncertain transaction. Each producer holds
- * its own connections (one per broker it talks to).
+ * producer; its InitProducerId also settles the uncertain transaction. The runner asks for
+ * a reset's producer only once this member is known to still own the partition (an
+ * answered heartbeat sent after the failure, or a new assignment): a woken zombie's would
+ * fence the rightful owner. Each producer holds its own connections (one per broker it
+ * talks to).
+ *
+ * Outcomes: `fenced` whenever the broker said so (INVALID_PRODUCER_EPOCH / PRODUCER_FENCED,
+ * also under KafkaJS's retry wrapper, and also when the answer comes just after the
+ * transaction's timeout, as for a process stopped past it); `aborted` otherwise. A producer
+ * whose transaction failed never begins another: KafkaJS leaves a producer whose abort was
+ * refused in state ABORTING, where `beginTransaction` throws.
  *
  * @module
  */
@@ -34,7 +43,7 @@ import type {
   TransactionalPort,
   TransactionOutcome,
 } from "../../core/consumer/transactions.ts";
-import { InvalidArgumentError, describe } from "../../core/errors.ts";
+import { InvalidArgumentError, OffsetFrontierError, describe } from "../../core/errors.ts";
 
 /** The exactly-once mode's options of the KafkaJS binding. */
 export interface KafkaJSTransactionalOptions extends TransactionalOptions {
@@ -84,6 +93,10 @@ interface PartitionProducer {
   tail: Promise<void>;
   /** Its last transaction failed or timed out (outcome unknown): never used again. */
   broken: boolean;
+  /** The broker's answer that fenced it, once one did: a transaction queued behind is refused for the same reason. */
+  fenced: unknown;
+  /** Settles when its last transaction ended or passed its timeout: a producer is replaced or closed only then. */
+  quiet: Promise<void>;
 }
 
 /** Kafka error codes that mean another producer with the same transactional id took over. */
@@ -130,12 +143,32 @@ function sizeOf(r: OutputRecord): number {
   return n;
 }
 
+/** A step of a transaction did not end within its bound (the broker has not answered, or the process was stopped past it). */
+export class TransactionTimeoutError extends OffsetFrontierError {
+  /**
+   * The step `what` did not end within `ms`.
+   * @param what the step, e.g. "the transaction of t/0"
+   * @param ms its bound
+   */
+  constructor(what: string, ms: number) {
+    super(`${what} did not end within ${ms} ms`);
+  }
+}
+
+/**
+ * After a transaction's timeout, how long to wait for the broker's own answer before
+ * reporting the outcome: a process stopped past its timeout (SIGSTOP, a long pause) sees
+ * the timer fire at wake-up, just before the answers that arrived meanwhile are read; one
+ * saying "fenced" must name the outcome (capped by the transaction's own timeout).
+ */
+const VERDICT_GRACE_MS = 1_000;
+
 function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   return Promise.race([
     p,
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
+      timer = setTimeout(() => reject(new TransactionTimeoutError(what, ms)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
 }
@@ -263,6 +296,9 @@ export class KafkaJSTransactions implements TransactionalPort {
     if (old && p.kept && !old.busy && !old.broken) return;
     if (old) {
       this.#producers.delete(key);
+      // A transaction still in flight (a revoke's last one, racing the rejoin) ends first:
+      // the new producer's InitProducerId would abort it, losing work this member owned.
+      if (old.busy) await old.quiet;
       void this.#disconnect(old);
     }
     const started = performance.now();
@@ -274,7 +310,7 @@ export class KafkaJSTransactions implements TransactionalPort {
       transactionTimeout: this.#options.transactionTimeoutMs ?? 60_000,
     });
     this.#stats.created++;
-    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false };
+    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false, fenced: undefined, quiet: Promise.resolve() };
     try {
       await producer.connect();
       // KafkaJS sends InitProducerId at the first transaction(); nothing is added, so the abort sends nothing.
@@ -323,14 +359,19 @@ export class KafkaJSTransactions implements TransactionalPort {
 
   async #one(t: PartitionTransaction, timeoutMs: number): Promise<TransactionOutcome> {
     const pp = this.#producers.get(tpKey(t.topic, t.partition));
+    if (pp?.fenced !== undefined) return { ok: false, fenced: true, error: pp.fenced };
     if (!pp || pp.broken || this.#closed) {
       return { ok: false, fenced: false, error: new Error(`no usable transactional producer for ${t.topic}/${t.partition}`) };
     }
     pp.busy++;
     const before = pp.tail;
+    // The broker's verdict, as soon as a step failed (before the abort, which may take as long again).
+    let refused!: (error: unknown) => void;
+    const verdict = new Promise<unknown>((r) => (refused = r));
     const run = (async () => {
       // A revoke's urgent commit may overlap the periodic one: they go one after the other.
       await before;
+      if (pp.fenced !== undefined) throw pp.fenced; // queued behind the transaction the broker fenced
       if (pp.broken) throw new Error(`the previous transaction of ${t.topic}/${t.partition} failed`);
       const txn = await pp.producer.transaction();
       try {
@@ -358,18 +399,34 @@ export class KafkaJSTransactions implements TransactionalPort {
         });
         await txn.commit();
       } catch (error) {
+        // First: no transaction begins on this producer again. An abort the broker refuses
+        // (fenced) leaves KafkaJS's state ABORTING for good, where beginTransaction throws.
+        pp.broken = true;
+        if (isFenced(error)) pp.fenced ??= error;
+        refused(error);
         // Best effort: a fenced or broken producer cannot abort; the next owner's (or our reset's) InitProducerId does.
+        // The tail (the next transaction's start) waits for this abort to settle, within its bound.
         if (txn.isActive()) await timeout(txn.abort(), timeoutMs, "the abort").catch(() => {});
         throw error;
       }
     })();
     pp.tail = run.catch(() => {});
+    const bounded = timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
+    pp.quiet = bounded.then(() => {}, () => {});
     try {
-      await timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
+      await bounded;
       return { ok: true };
     } catch (error) {
       pp.broken = true; // its outcome may be unknown: the reset's new producer settles it
-      return { ok: false, fenced: isFenced(error), error };
+      if (!(error instanceof TransactionTimeoutError)) return { ok: false, fenced: isFenced(error), error };
+      // Timed out: the broker's answer may be just behind (a process stopped past the bound
+      // reads it right after the timer fired). A fencing it reports names the outcome.
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      const said = await Promise.race([
+        verdict,
+        new Promise<undefined>((r) => (grace = setTimeout(() => r(undefined), Math.min(VERDICT_GRACE_MS, timeoutMs)))),
+      ]).finally(() => clearTimeout(grace));
+      return isFenced(said) ? { ok: false, fenced: true, error: said } : { ok: false, fenced: false, error };
     } finally {
       // A timed-out run may still be going: the producer counts as busy until it settles.
       void run.catch(() => {}).finally(() => pp.busy--);
@@ -385,7 +442,12 @@ export class KafkaJSTransactions implements TransactionalPort {
       this.#producers.delete(key);
       gone.push(pp);
     }
-    await Promise.all(gone.map((pp) => this.#disconnect(pp)));
+    // A transaction in flight (a revoke's last one, racing the rejoin) may still end before the
+    // next owner's InitProducerId: disconnecting under it would only abort it.
+    await Promise.all(gone.map(async (pp) => {
+      if (pp.busy) await pp.quiet;
+      await this.#disconnect(pp);
+    }));
   }
 
   async close(): Promise<void> {

@@ -120,6 +120,21 @@ export interface ClientSink<M> {
   /** The cluster answered (a join, an acknowledged commit or produce): an outage, if any, is over. */
   available(): void;
   /**
+   * The group coordinator accepted this member in its current generation (a heartbeat,
+   * or another request the coordinator checks against the generation, succeeded), with a
+   * request sent at `sentAt` (`Date.now()` clock, ms): every partition of the current
+   * assignment was still this member's when that request reached the coordinator. Not an
+   * answer to a request sent earlier, nor a failed one (a member whose session expired
+   * is answered UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or REBALANCE_IN_PROGRESS, and rejoins).
+   *
+   * Exactly-once mode waits for it: a partition reset after a failed or fenced transaction
+   * makes no new producer (whose initialisation would fence the partition's owner, should
+   * this member be a zombie) until an `owned` with a request sent after the failure, or a
+   * new assignment, says the partition is still this member's. A binding used with a
+   * `TransactionalPort` calls it; without it such a partition waits for the next assignment.
+   */
+  owned?(sentAt: number): void;
+  /**
    * Aborted when the consumer stops waiting: shutdown began, or it gave up on the
    * cluster. A binding's start and its waits for the cluster end at once then.
    */

@@ -5,6 +5,16 @@
  * lanes are held until their producers are open (fenced) and their committed offsets read.
  * The plumbing itself is the client's {@link TransactionalPort}.
  *
+ * The ownership gate: a failed or fenced transaction may mean this member is a zombie (its
+ * session expired while it was stopped, and the partition has a new owner). Opening the
+ * reset partition then would make a new producer whose initialisation fences the rightful
+ * owner's. So a reset partition stays held, and no producer is made for it, until this
+ * member is known to still own it in the current generation: a coordinator answer to a
+ * request sent after the failure ({@link ExactlyOnce.owned}, from the client's heartbeat),
+ * or a new assignment (which replaces the lane, or keeps it in an incremental one:
+ * {@link ExactlyOnce.joined}). A zombie's heartbeat fails and it rejoins: it opens only what
+ * the new generation gives it.
+ *
  * @module
  */
 import type { CommitOffset } from "./client.ts";
@@ -48,6 +58,8 @@ export class ExactlyOnce<M> {
   /** Counters, read by `metrics()`. */
   readonly m: TransactionMetrics = emptyTransactionMetrics();
   readonly #in: ExactlyOnceInputs<M>;
+  /** Lanes reset after a failed transaction, held until ownership is confirmed: when the failure was known (`Date.now()`), where to seek without a committed offset. */
+  readonly #parked = new Map<Lane<M>, { readonly since: number; readonly fallback: number | undefined }>();
 
   /**
    * The hooks over `port`.
@@ -128,7 +140,8 @@ export class ExactlyOnce<M> {
   /**
    * A failed transaction: its partitions start over like a fresh assignment (tracker and
    * ready outputs discarded, producer replaced, committed offsets read again, fetching
-   * sought back). `confirmed` restarts from the broker's committed offset. A partition
+   * sought back) once this member is known to still own them (the ownership gate: held
+   * until {@link owned} or {@link joined}). `confirmed` restarts from the broker's committed offset. A partition
    * being revoked (draining while the consumer is live) does not start over: it ends
    * here and its producer is released; its next owner (this consumer too, should the
    * next assignment keep it) redoes the records from the committed offset.
@@ -156,7 +169,52 @@ export class ExactlyOnce<M> {
       fresh.push(next);
     }
     if (leaving.length > 0) this.release(leaving);
-    if (fresh.length > 0) this.open(fresh, fallbacks);
+    if (fresh.length > 0) {
+      // Held, no producer made: this member may be a zombie whose partitions have a new owner.
+      this.#in.claims.hold(fresh);
+      const since = Date.now();
+      for (const lane of fresh) this.#parked.set(lane, { since, fallback: fallbacks.get(tpKey(lane.topic, lane.partition)) });
+    }
+  }
+
+  /**
+   * The group coordinator accepted this member in its current generation, answering a
+   * request sent at `sentAt` (`Date.now()` clock): the lanes reset before that request
+   * went out are still this member's; they open now (a new producer each, fencing the old).
+   * A lane reset in the same millisecond waits for a later answer.
+   */
+  owned(sentAt: number): void {
+    this.#unpark((since) => sentAt > since);
+  }
+
+  /**
+   * A new assignment took effect: every reset lane it kept (an incremental assignment keeps
+   * the lanes it does not revoke) is this member's in the new generation and opens now;
+   * the lanes it replaced are forgotten.
+   */
+  joined(): void {
+    this.#unpark(() => true);
+  }
+
+  /** Partitions reset after a failed transaction that wait for their ownership to be confirmed. */
+  get waiting(): number {
+    let n = 0;
+    for (const lane of this.#parked.keys()) if (!lane.ended) n++;
+    return n;
+  }
+
+  #unpark(confirms: (since: number) => boolean): void {
+    const lanes: Lane<M>[] = [];
+    const fallbacks = new Map<string, number>();
+    for (const [lane, p] of this.#parked) {
+      if (lane.ended) this.#parked.delete(lane); // replaced or lost meanwhile: its next owner opens it
+      else if (confirms(p.since)) {
+        this.#parked.delete(lane);
+        lanes.push(lane);
+        if (p.fallback !== undefined) fallbacks.set(tpKey(lane.topic, lane.partition), p.fallback);
+      }
+    }
+    if (lanes.length > 0) this.#open(lanes, fallbacks);
   }
 
   /**

@@ -88,6 +88,7 @@ export class Rebalance<M> {
       // Cooperative: the lanes already assigned carry on; only new partitions get a lane.
       partitions = partitions.filter((p) => dispatcher.lane(p.topic, p.partition) === undefined);
       if (partitions.length === 0) {
+        tx?.joined(); // a new generation: the reset lanes it kept are ours
         void committed?.catch(() => {});
         return;
       }
@@ -123,6 +124,7 @@ export class Rebalance<M> {
     scheduler.addFinal(finals);
     if (tx) {
       tx.stage.prune((l) => l.ended); // what ended assignments staged: never committed, redone
+      tx.joined(); // reset lanes this assignment kept (incremental) are ours in the new generation
       void committed?.catch(() => {}); // read again after fencing
       // Every assignment fences anew, kept partitions too: the client does not say which
       // generation this is, so a member that owned a partition in between (a zombie now)

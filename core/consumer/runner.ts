@@ -264,6 +264,7 @@ export class ParallelConsumer<M> {
         this.#stall.reachable();
         this.#watch.recovered();
       },
+      owned: (sentAt) => this.#tx?.owned(sentAt),
       signal: this.#stopWaiting.signal,
     };
     this.#scheduler.start();

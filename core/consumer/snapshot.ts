@@ -88,7 +88,7 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
     commitFailures: c.failures,
     lastCommitLatencyMs: c.lastMs,
     maxCommitLatencyMs: c.maxMs,
-    ...(tx ? { transactions: { ...tx.m, ready: tx.stage.size } } : {}),
+    ...(tx ? { transactions: { ...tx.m, ready: tx.stage.size, waiting: tx.waiting } } : {}),
     cluster: inputs.watch.metrics(),
   };
 }

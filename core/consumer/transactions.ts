@@ -11,9 +11,11 @@
  * - outputs of records at or past the end of the committed completed set (a set cut to
  *   its budget) stay ready for a later transaction: never committed before their claim;
  * - a partition whose transaction failed, timed out or was fenced is reset: its tracker
- *   and ready outputs are discarded, its producer is replaced (which fences the old one
- *   and settles any transaction it left open), and the committed offset and completed set
- *   are read again and fetching seeks back to them. So `confirmed` and the records'
+ *   and ready outputs are discarded; once this member is known to still own the partition
+ *   in the current generation (never before: a zombie's new producer would fence the
+ *   rightful owner), its producer is replaced (which fences the old one and settles any
+ *   transaction it left open), and the committed offset and completed set are read again
+ *   and fetching seeks back to them. So `confirmed` and the records'
  *   completion roll back to what the broker holds, and the records are redone;
  * - in this mode the consumer's own memory of what it finished (Frontier.recall) is never
  *   used: only a committed transaction proves a record's outputs exist.
@@ -136,6 +138,11 @@ export interface TransactionMetrics {
   resets: number;
   /** Outputs staged by completed records, not committed yet. */
   ready: number;
+  /**
+   * Partitions reset after a failed transaction that wait, held and without a producer,
+   * until this member is known to still own them (an answered heartbeat or a new assignment).
+   */
+  waiting: number;
 }
 
 /** A transaction failed, timed out or was fenced: nothing of it counts and its partitions run again from the committed offset. */
@@ -259,5 +266,6 @@ export function emptyTransactionMetrics(): TransactionMetrics {
     maxLatencyMs: undefined,
     resets: 0,
     ready: 0,
+    waiting: 0,
   };
 }

@@ -2,13 +2,22 @@
  * Zombie fencing in exactly-once mode, against a real broker with child processes.
  *
  * Member A consumes both partitions of a topic, producing one output per input in its
- * transactions, while records keep arriving. A is SIGSTOPped; member B joins, and once A's
+ * transactions, while records keep arriving. A is SIGSTOPped inside a transaction (it
+ * stops itself just before the EndTxn, on the test's SIGUSR2), past its transaction
+ * timeout and its session; member B joins, and once A's
  * session expired B owns both partitions and has committed a transaction on each (so its
  * producers' InitProducerId fenced A's). The output topic is read committed: A's outputs
  * from its first assignment are counted. A is SIGCONTed: its timers fire, its finished
- * records try to commit — and must fail. After everything is consumed the output topic,
- * read committed again, holds not one more output of A's first assignment, and every input
- * has exactly one output.
+ * records try to commit — and must fail, reported `fenced` (the broker said so, also to the
+ * transaction whose timeout fired at the wake-up). Woken in its stale generation, A must
+ * cost B nothing: it makes no new producer (whose InitProducerId would fence B's) until it
+ * rejoined, and not one of B's transactions after the wake-up is lost to it. The one loss
+ * that is not the zombie's is counted apart: A's rejoin is an ordinary rebalance, and a
+ * transaction B still has in flight for a partition that moves to A is aborted by A's
+ * rightful InitProducerId (KafkaJS rejoins without awaiting the revoke when it notices the
+ * rebalance between fetches, so B's last transaction may race the handover). After everything is consumed the output topic, read
+ * committed again, holds not one more output of A's first assignment, and every input has
+ * exactly one output.
  *
  * Node only (child processes). Uses KAFKA_BROKERS when set (`npm run test:crash`), else
  * starts its own broker.
@@ -85,6 +94,14 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
     beforeCont: 0, // A's first-assignment outputs, read committed, after B took over
     afterAll: 0, // the same count at the end
     aFailedAfterCont: 0, // A's transactions that failed (fenced or aborted) after SIGCONT
+    aOutcomesAfterCont: {} as Record<string, number>, // A's reported outcomes after SIGCONT, by outcome
+    bFailedAfterCont: 0, // B's (the rightful owner's) transactions fenced or aborted after SIGCONT
+    bLostToZombie: 0, // of those, all but the handover's (below)
+    bLostAtHandover: 0, // of those, on a partition A's rejoin gave A, after A's rightful producer for it was made
+    bOutcomesAfterCont: {} as Record<string, number>,
+    stoppedMs: 0, // from A's stop inside a transaction to SIGCONT (A's transaction timeout is 5 s)
+    aRejoinedAfterCont: false,
+    aProducersBeforeRejoin: 0, // producers A made after SIGCONT and before its first join after it
     aCommittedBeforeStop: 0,
     inputs: 0,
     duplicates: 0,
@@ -120,7 +137,8 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
       new Set(ls.filter((l) => l.ev === "tx" && l.outcome === "committed" && (l.records as number) > 0).map((l) => l.partition)).size === 2, 60_000);
     await sleep(700); // A is mid-cycle: records running, finished ones staged
     r.aCommittedBeforeStop = a.lines.filter((l) => l.ev === "tx" && l.outcome === "committed").length;
-    a.signal("SIGSTOP");
+    a.signal("SIGUSR2"); // A stops itself inside its next transaction, before the EndTxn
+    await a.until("A stopped inside a transaction", (ls) => ls.some((l) => l.ev === "stopping"), 10_000);
     const stoppedAt = Date.now();
 
     const b = new Member("B", brokers, topic, group);
@@ -132,6 +150,7 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
     const isFirstOfA = (o: { headers: Record<string, string> }): boolean => o.headers.by === "A" && o.headers.join === "1";
     r.beforeCont = (await readCommitted(brokers, `${topic}.out`)).filter(isFirstOfA).length;
     const contAt = Date.now();
+    r.stoppedMs = contAt - stoppedAt;
     a.signal("SIGCONT");
     console.error(`zombie: A stopped ${((contAt - stoppedAt) / 1000).toFixed(1)} s; ${r.beforeCont} outputs of A's first assignment committed`);
     await sleep(8_000); // A wakes: its finished records try to commit, it rejoins the group
@@ -152,6 +171,27 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
     const outputs = await readCommitted(brokers, `${topic}.out`);
     r.afterAll = outputs.filter(isFirstOfA).length;
     r.aFailedAfterCont = a.lines.filter((l) => l.ev === "tx" && l.outcome !== "committed" && l.at >= contAt).length;
+    const tally = (m: Member): Record<string, number> => {
+      const t: Record<string, number> = {};
+      for (const l of m.lines) if (l.ev === "tx" && l.at >= contAt) t[l.outcome as string] = (t[l.outcome as string] ?? 0) + 1;
+      return t;
+    };
+    r.aOutcomesAfterCont = tally(a);
+    r.bOutcomesAfterCont = tally(b);
+    const rejoin = a.lines.find((l) => l.ev === "join" && l.at >= contAt);
+    r.aRejoinedAfterCont = rejoin !== undefined;
+    r.aProducersBeforeRejoin = a.lines.filter((l) => l.ev === "producer" && l.at >= contAt && (!rejoin || l.at < rejoin.at)).length;
+    const bFailed = b.lines.filter((l) => l.ev === "tx" && l.outcome !== "committed" && l.at >= contAt);
+    r.bFailedAfterCont = bFailed.length;
+    const handedAt = new Map<number, number>(); // partition A's rejoin gave it -> when A made its producer
+    for (const l of a.lines) {
+      if (!rejoin || l.ev !== "producer" || l.at < rejoin.at) continue;
+      const id = String(l.id);
+      const p = Number(id.slice(id.lastIndexOf("-") + 1));
+      if ((rejoin.partitions as number[]).includes(p) && !handedAt.has(p)) handedAt.set(p, l.at);
+    }
+    r.bLostAtHandover = bFailed.filter((l) => l.at >= (handedAt.get(l.partition as number) ?? Infinity)).length;
+    r.bLostToZombie = r.bFailedAfterCont - r.bLostAtHandover;
     const count = new Map<string, number>();
     for (const o of outputs) count.set(o.headers.from, (count.get(o.headers.from) ?? 0) + 1);
     r.inputs = end;
@@ -164,6 +204,12 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
       }
     }
     console.error(`zombie: ${JSON.stringify(r)}`);
+    // What happened after the wake-up, in order (ms after SIGCONT): joins, producers made, transactions not committed.
+    const timeline = members.flatMap((m) => m.lines)
+      .filter((l) => l.at >= contAt && (l.ev === "join" || l.ev === "producer" || (l.ev === "tx" && l.outcome !== "committed")))
+      .sort((x, y) => x.at - y.at)
+      .map((l) => `${l.at - contAt} ${l.member} ${l.ev}${l.ev === "join" ? ` ${JSON.stringify(l.partitions)}` : l.ev === "tx" ? ` p${l.partition} ${l.outcome} (${l.error})` : ` ${l.id}`}`);
+    console.error(`zombie timeline: ${timeline.join("; ")}`);
   }, { timeout: 240_000 });
 
   after(async () => {
@@ -182,6 +228,21 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
 
   test("A's transactions after SIGCONT were refused (fenced or aborted), not committed", () => {
     assert.ok(r.aFailedAfterCont > 0, "A tried no transaction after SIGCONT");
+  });
+
+  test("A's refused transactions are reported fenced: the broker said so", () => {
+    assert.ok(r.stoppedMs > 5_000, `A's stop (${r.stoppedMs} ms) outlasted its transaction timeout: the in-flight one timed out at the wake-up`);
+    assert.ok((r.aOutcomesAfterCont.fenced ?? 0) > 0, `A reported no fenced transaction after SIGCONT: ${JSON.stringify(r.aOutcomesAfterCont)}`);
+    assert.equal(r.aOutcomesAfterCont.aborted ?? 0, 0, `A reported aborted, not fenced: ${JSON.stringify(r.aOutcomesAfterCont)}`);
+  });
+
+  test("woken in its stale generation, A makes no producer until it rejoined", () => {
+    assert.ok(r.aRejoinedAfterCont, "A rejoined the group after SIGCONT");
+    assert.equal(r.aProducersBeforeRejoin, 0, "producers A made after SIGCONT before its rejoin (each fences B's)");
+  });
+
+  test("B, the rightful owner, loses no transaction to the woken zombie", () => {
+    assert.equal(r.bLostToZombie, 0, `B's transactions after SIGCONT: ${JSON.stringify(r.bOutcomesAfterCont)}, ${r.bLostAtHandover} at the handover`);
   });
 
   test("every input has exactly one committed output", () => {

@@ -5,6 +5,11 @@
  * group's committed offsets are the end offsets, with the completed sets written by the
  * same transactions.
  *
+ * A transaction the broker refuses (an output over its `message.max.bytes`, once) resets its
+ * partition, which opens again on the next answered heartbeat, without a rebalance (the
+ * ownership gate: a reset makes its new producer only once the member knows it still owns
+ * the partition), and every input still gets exactly one output.
+ *
  * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
  * uses KAFKA_BROKERS when set, else starts its own broker.
  */
@@ -82,5 +87,65 @@ test("exactly-once: one committed output per input, dead letters in the same tra
       assert.ok(!dead.has(from), `${from} has an output and a dead letter`);
     }
     assert.equal(out.filter((r) => r.value.endsWith("#1")).length, N - 4 - out.filter((r) => r.value.endsWith("#2")).length);
+  });
+});
+
+test("exactly-once: a refused transaction's partition opens again on the next heartbeat, without a rebalance", { timeout: 180_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const topic = unique("eos-reset");
+    const groupId = unique("eos-reset-group");
+    await createTopic(brokers, topic, 2);
+    await createTopic(brokers, `${topic}.out`, 2);
+    const N = 200;
+    await produce(brokers, topic, Array.from({ length: N }, (_, i) => ({ key: `k${i % 13}`, value: `v${i}` })));
+    const ends = asObject(await endOffsets(brokers, topic));
+    const events: TransactionEvent[] = [];
+    let huge = false; // one output over the broker's 1 MiB message.max.bytes, once: its transaction is refused
+    let joins = 0;
+    const controller = new AbortController();
+    const k = kafka(brokers);
+    const kc = k.consumer(consumerConfig(groupId));
+    kc.on(kc.events.GROUP_JOIN, () => void joins++);
+    const consumer = createKafkaJSConsumer({
+      kafka: k,
+      consumer: kc,
+      topics: [topic],
+      fromBeginning: true,
+      ordering: "unordered",
+      concurrency: 16,
+      transactional: { timeoutMs: 15_000 },
+      signal: controller.signal,
+      on: { transaction: (e) => events.push(e) },
+      handler: (message, { partition, offset, send }) => {
+        const v = message.value!.toString();
+        const big = !huge && partition === 0 && offset >= 20;
+        if (big) huge = true;
+        send!({ topic: `${topic}.out`, partition, key: message.key, value: big ? "x".repeat(1_500_000) : v, headers: { from: `${partition}:${offset}` } });
+      },
+    });
+    await consumer.start();
+    await waitFor(() => events.some((e) => e.outcome !== "committed"), 60_000, "the refused transaction");
+    const total = (m: Map<number, string>) => [...m.values()].reduce((n, v) => n + Number(v), 0);
+    const want = total(await endOffsets(brokers, topic));
+    const t0 = Date.now();
+    while (total(await committedOffsets(brokers, groupId, topic)) < want) {
+      if (Date.now() - t0 > 60_000) assert.fail(`the transactions did not commit every offset within 60 s: ${JSON.stringify(consumer.metrics().transactions)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const m = consumer.metrics().transactions!;
+    controller.abort();
+    await consumer.done;
+
+    assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), ends);
+    assert.deepEqual(events.filter((e) => e.outcome !== "committed").map((e) => [e.partition, e.outcome]), [[0, "aborted"]], "one refused transaction, not fenced");
+    assert.equal(m.resets, 1);
+    assert.equal(m.waiting, 0, "the reset partition opened again");
+    assert.equal(joins, 1, "opened again on a heartbeat: no rebalance, no rejoin");
+    const out = await readCommitted(brokers, `${topic}.out`);
+    const byInput = new Map<string, number>();
+    for (const r of out) byInput.set(r.headers.from, (byInput.get(r.headers.from) ?? 0) + 1);
+    assert.equal(byInput.size, N, "every input has an output");
+    for (const [from, n] of byInput) assert.equal(n, 1, `${from}: ${n} outputs`);
+    assert.ok(out.every((r) => r.value.length < 100), "the refused transaction's huge output was never committed");
   });
 });

@@ -153,8 +153,19 @@ describe("runner: exactly-once mode", () => {
     client.sink.assigned(one);
     await until(() => port.committed.get("t/0") !== undefined, 1_000, "a first commit");
     port.failNext = 1;
+    const before = Date.now();
     await until(() => events.some((e) => e.outcome === "aborted"), 2_000, "an aborted transaction");
+    // The ownership gate: no producer is made until the member is known to still own the partition.
+    await sleep(20);
+    assert.equal(port.opened.length, 1, "not opened again before ownership is confirmed");
+    assert.equal(c.metrics().transactions!.waiting, 1);
+    client.sink.owned!(before - 1); // an answer to a request sent before the failure proves nothing
+    await sleep(20);
+    assert.equal(port.opened.length, 1, "not opened on an answer to a request sent before the failure");
+    await sleep(2);
+    client.sink.owned!(Date.now()); // a heartbeat sent after the failure was answered: still ours
     await until(() => port.committed.get("t/0")?.offset === 30, 3_000, "committed 30");
+    assert.equal(c.metrics().transactions!.waiting, 0);
     assert.ok(port.opened.length >= 2, "the partition was opened again");
     assert.equal(port.opened[1][0].kept, false, "a reset replaces the producer");
     const got = port.outputs.map(fromOf).sort((a, b) => a - b);

@@ -3,7 +3,9 @@
 // does): an open stops for exactly the lanes that ended while it ran, a cooperative
 // revoke releases the producers of exactly the lanes it ended, never the producer of a
 // lane assigned again meanwhile, and a transaction that fails during a revoke's drain
-// ends its partition rather than opening it again.
+// ends its partition rather than opening it again. The ownership gate: a partition reset
+// after a failed transaction makes no producer until the member is known to still own it
+// (an answered heartbeat sent after the failure, or a new assignment that keeps it).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
@@ -16,7 +18,7 @@ import {
   type TransactionalPort,
   type TransactionOutcome,
 } from "../../core/mod.ts";
-import { MemoryClient, type Msg, until } from "./runner_client.ts";
+import { MemoryClient, type Msg, sleep, until } from "./runner_client.ts";
 
 const tp = (partition: number): TopicPartition => ({ topic: "t", partition });
 const names = (ps: readonly TopicPartition[]): string[] => ps.map((p) => `${p.topic}/${p.partition}`).sort();
@@ -193,4 +195,64 @@ describe("runner: exactly-once producers per lane", () => {
       await c.shutdown(100);
     });
   }
+
+  test("a woken zombie: partitions reset after failed transactions open no producer; the rejoin opens only what the new generation gives", async () => {
+    const client = new MemoryClient();
+    const port = new WaitingPort();
+    port.eager = true;
+    const errors: ErrorEvent[] = [];
+    const c = consumer(client, port, errors);
+    await c.start();
+    client.sink.assigned([tp(0), tp(1)]);
+    await until(() => !client.paused.has("t/0") && !client.paused.has("t/1"), 1_000, "opened");
+    port.holdCommits = true;
+    assert.ok(client.deliver("t", 0, [0, 1, 2]));
+    assert.ok(client.deliver("t", 1, [0, 1, 2]));
+    await until(() => port.heldCommits.length > 0, 1_000, "a commit cycle in flight");
+    port.holdCommits = false;
+    port.heldCommits.shift()!(false); // both transactions refused (the broker fenced the zombie)
+    await until(() => c.metrics().transactions!.resets === 2, 1_000, "both partitions reset");
+    await sleep(20);
+    assert.equal(port.opens.length, 1, "no producer made for a reset partition: it could fence the rightful owner");
+    assert.ok(client.paused.has("t/0") && client.paused.has("t/1"), "held: no batch taken");
+    assert.equal(c.metrics().transactions!.waiting, 2);
+    assert.equal(client.deliver("t", 0, [0, 1, 2]), false, "a held partition takes no batch");
+    // Its heartbeat is refused (its session expired); it rejoins and is given t/1 only.
+    client.sink.assigned([tp(1)]);
+    await until(() => port.opens.length === 2, 1_000, "the new assignment opened");
+    assert.deepEqual(names(port.opens[1].partitions), ["t/1"]);
+    await sleep(2);
+    client.sink.owned!(Date.now()); // the new generation's heartbeat: t/0 is not in it
+    await sleep(20);
+    assert.equal(port.opens.length, 2, "t/0, no longer ours, was never opened again");
+    assert.equal(c.metrics().transactions!.waiting, 0);
+    assert.ok(client.deliver("t", 1, [0, 1, 2]), "t/1 takes batches in the new generation");
+    await until(() => port.committed.some((t) => t.partition === 1 && t.offset === 3), 1_000, "a transaction at 3");
+    await c.shutdown(100);
+  });
+
+  test("an incremental assignment confirms the reset partitions it keeps: they open", async () => {
+    const client = new MemoryClient();
+    const port = new WaitingPort();
+    port.eager = true;
+    const errors: ErrorEvent[] = [];
+    const c = consumer(client, port, errors);
+    await c.start();
+    client.sink.assigned([tp(0)], undefined, true);
+    await until(() => !client.paused.has("t/0"), 1_000, "opened");
+    port.holdCommits = true;
+    assert.ok(client.deliver("t", 0, [0, 1, 2]));
+    await until(() => port.heldCommits.length > 0, 1_000, "a transaction in flight");
+    port.holdCommits = false;
+    port.heldCommits.shift()!(false);
+    await until(() => c.metrics().transactions!.resets === 1, 1_000, "reset");
+    await sleep(20);
+    assert.equal(port.opens.length, 1, "held, not opened");
+    client.sink.assigned([tp(1)], undefined, true); // a new generation that keeps t/0
+    await until(() => !client.paused.has("t/0") && !client.paused.has("t/1"), 1_000, "both open");
+    assert.deepEqual(port.opens.map((o) => names(o.partitions)).slice(1).flat().sort(), ["t/0", "t/1"]);
+    assert.ok(client.deliver("t", 0, [0, 1, 2]), "t/0 takes its batch again");
+    await until(() => port.committed.some((t) => t.partition === 0 && t.offset === 3), 1_000, "a transaction at 3");
+    await c.shutdown(100);
+  });
 });
