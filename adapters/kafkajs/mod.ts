@@ -169,10 +169,5 @@ export {
   type TransactionEvent,
   type TransactionMetrics,
 } from "../../core/mod.ts";
-export {
-  isFenced,
-  type KafkaJSTransactionalOptions,
-  KafkaJSTransactions,
-  type TransactionalProducerStats,
-  TransactionTimeoutError,
-} from "./transactions.ts";
+export { type KafkaJSTransactionalOptions, KafkaJSTransactions, type TransactionalProducerStats } from "./transactions.ts";
+export { isFenced, TransactionTimeoutError } from "./transaction_steps.ts";
