@@ -210,7 +210,7 @@ async function repeatTakingTurns(runtime, repeated) {
 
 /** The files this suite runs (for the "uncommitted changes" note of a result). */
 const SUITE_FILES = ["subject.ts", "rows.ts", "data.ts", "measure.ts", "scenario_kit.ts", "scenarios.ts", "scenarios_order.ts",
-  "scenarios_gaps.ts", "scenarios_consumer.ts", "scenarios_memory.ts", "suite.ts", "micro.ts", "codec.bench.ts", "run.mjs", "report.mjs", "baselines"]
+  "scenarios_gaps.ts", "scenarios_consumer.ts", "scenarios_memory.ts", "suite.ts", "micro.ts", "codec.bench.ts", "run.mjs", "report.mjs", "report_data.mjs", "report_svg.mjs", "baselines"]
   .map((f) => `bench/${f}`);
 
 function machine() {
