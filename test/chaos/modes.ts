@@ -31,6 +31,8 @@
  */
 
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -150,7 +152,9 @@ async function secondStage(ctx: ModeRoundContext): Promise<string[]> {
   } finally {
     await producer.disconnect();
   }
-  const cfg: SecondStageConfig = { brokers: ctx.brokers, topic, group: `${ctx.group}-second-stage`, sentinel, partitions: OUT_PARTITIONS };
+  const dir = mkdtempSync(join(tmpdir(), "offset-frontier-second-stage-"));
+  const out = join(dir, "seen.json");
+  const cfg: SecondStageConfig = { brokers: ctx.brokers, topic, group: `${ctx.group}-second-stage`, sentinel, partitions: OUT_PARTITIONS, out };
   const file = join(HERE, "second_stage.ts");
   const root = resolve(HERE, "..", "..");
   const bin = (name: string): string => join(root, "node_modules", ".bin", name);
@@ -160,12 +164,13 @@ async function secondStage(ctx: ModeRoundContext): Promise<string[]> {
     ? [bin("deno"), ["run", "--allow-all", file]]
     : [process.execPath, ["--import", "tsx", file]];
   const child = spawn(cmd, [...args, JSON.stringify(cfg)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "", err = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  let err = "";
+  child.stdout.resume();
   child.stderr.setEncoding("utf8").on("data", (d: string) => (err = (err + d).slice(-4_000)));
   const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
   if (code !== 0) throw new Error(`the second stage exited ${code}: ${err.trim()}`);
-  const result = JSON.parse(out.trim().split("\n").pop()!) as { seen: string[]; unfinished: number[] };
+  const result = JSON.parse(readFileSync(out, "utf8")) as { seen: string[]; unfinished: number[] };
+  rmSync(dir, { recursive: true, force: true });
   if (result.unfinished.length > 0) throw new Error(`the second stage did not reach the sentinel of partitions ${result.unfinished.join(",")} within 180 s`);
   return result.seen;
 }

@@ -8,9 +8,10 @@
  * transactions of several producers (aborted ones included) interleave in every output
  * partition: what the handler sees is what a downstream stage of a user's pipeline sees.
  *
- * argv[2]: JSON `{ brokers, topic, group, sentinel, partitions }`; the sentinel value was
+ * argv[2]: JSON `{ brokers, topic, group, sentinel, partitions, out }`; the sentinel value was
  * produced (without a transaction) to every partition after the round.
  */
+import { writeFileSync } from "node:fs";
 import process from "node:process";
 import { Kafka, type KafkaMessage, logLevel } from "kafkajs";
 import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
@@ -23,6 +24,8 @@ export interface SecondStageConfig {
   group: string;
   sentinel: string;
   partitions: number;
+  /** Where the result goes. */
+  out: string;
 }
 
 type Consume = (options: KafkaJSConsumerOptions) => Promise<ParallelConsumer<KafkaMessage>>;
@@ -57,7 +60,7 @@ async function main(): Promise<void> {
   const timer = setTimeout(() => controller.abort(), 180_000);
   await consumer.done;
   clearTimeout(timer);
-  process.stdout.write(`${JSON.stringify({ seen, unfinished: [...waiting] })}\n`);
+  writeFileSync(cfg.out, JSON.stringify({ seen, unfinished: [...waiting] }));
   process.exit(0);
 }
 
