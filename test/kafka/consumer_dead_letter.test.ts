@@ -81,3 +81,57 @@ for (const binding of bindings()) test(`dead letter (${binding.name}): failing r
     }
   });
 });
+
+for (const binding of bindings()) test(`dead letter across a handover (${binding.name}): a dead letter the commit's completed set carries is not produced again by the next owner`, { timeout: 120_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const topic = unique("dlq-handover");
+    const groupId = unique("dlq-handover-group");
+    await createTopic(brokers, topic, 1);
+    await createTopic(brokers, `${topic}.DLT`, 1);
+    await produce(brokers, topic, Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })));
+    const common = { brokers, groupId, topics: [topic], fromBeginning: true, ordering: "unordered" as const, concurrency: 8, deadLetter: true };
+
+    // The first owner: v0 never finishes (it waits for its signal), v5 always fails and is
+    // dead-lettered; the rest finish. A shutdown then commits offset 0 with the completed set.
+    let ok1 = 0, dead1 = 0;
+    const stop1 = new AbortController();
+    const first = binding.create({
+      ...common,
+      retry: { retries: 1, initialDelayMs: 5, jitter: 0 },
+      shutdownGraceMs: 300,
+      signal: stop1.signal,
+      on: { deadLetter: () => dead1++ },
+      handler: async (message, { signal }) => {
+        const v = message.value!.toString();
+        if (v === "v0") return await new Promise<void>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+        if (v === "v5") throw new Error("poison");
+        ok1++;
+      },
+    });
+    await first.start();
+    await waitFor(() => ok1 === 18 && dead1 === 1, 60_000, `18 processed and 1 dead letter (${ok1}, ${dead1})`);
+    stop1.abort();
+    await first.done;
+    assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), { "0": "0" }, "v0 unfinished: the commit stays at 0");
+
+    // The next owner redoes v0 only: v5's dead letter was acknowledged before the commit that carried it.
+    const seen: string[] = [];
+    let dead2 = 0;
+    const stop2 = new AbortController();
+    const second = binding.create({
+      ...common,
+      signal: stop2.signal,
+      on: { deadLetter: () => dead2++ },
+      handler: (message) => void seen.push(message.value!.toString()),
+    });
+    await second.start();
+    await waitFor(() => seen.length >= 1, 60_000, "the next owner runs v0");
+    await new Promise((r) => setTimeout(r, 500)); // a record it should not run would come in the same batch
+    stop2.abort();
+    await second.done;
+    assert.deepEqual(seen, ["v0"], "only the unfinished record runs again");
+    assert.equal(dead2, 0, "no dead letter produced again");
+    assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), { "0": "20" });
+    assert.deepEqual(asObject(await endOffsets(brokers, `${topic}.DLT`)), { "0": "1" }, "one dead letter in the DLT");
+  });
+});
