@@ -102,7 +102,7 @@ export class ClusterUnavailableError extends OffsetFrontierError {
    */
   constructor(brokers: readonly string[], waitedMs: number, attempts: number, cause: unknown) {
     const where = brokers.length > 0 ? ` at ${brokers.join(", ")}` : "";
-    const last = attempts > 0 ? `${attempts} failed attempts; last error: ${errorLine(cause)}` : "no attempt had failed yet: the client was still retrying its first";
+    const last = attempts > 0 ? `${attempts} failed attempts; last error: ${errorLine(cause)}` : "no attempt had failed yet: the client was still inside its own retries of its first (KafkaJS retries a connection about 10 s by default before it reports a failure; give `cluster.maxUnavailableMs` more than that, or fewer `retry.retries` to the client)";
     super(`the Kafka cluster${where} was unreachable for ${waitedMs} ms (${last})`);
     this.brokers = brokers;
     this.waitedMs = waitedMs;
