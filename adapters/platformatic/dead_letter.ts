@@ -50,9 +50,10 @@ export class PlatformaticDeadLetters {
 
   /** Produces the dead letter of `message`; resolves once acknowledged by all in-sync replicas. */
   async produce(message: PlatformaticMessage, info: DeadLetterInfo): Promise<void> {
-    const headers: Record<string, Buffer> = {};
+    // Header names are Buffers too (the producer's default serializers pass bytes through).
+    const headers = new Map<Buffer, Buffer>();
     for (const [k, v] of Object.entries(deadLetterHeaders(message.headers, info))) {
-      if (v !== null) headers[k] = typeof v === "string" ? Buffer.from(v) : v;
+      if (v !== null) headers.set(Buffer.from(k), typeof v === "string" ? Buffer.from(v) : v);
     }
     const record = {
       topic: this.#topic(info.topic),
