@@ -27,7 +27,7 @@
  *   `cluster.maxUnavailableMs: 5000`: `start()` rejects within the bound plus a second with a
  *   `ClusterUnavailableError`; (8) an abort while `start()` waits ends it within a second;
  *   (9) a wrong SASL password (a broker with a SASL_PLAINTEXT listener) is not waited out:
- *   `start()` rejects with a `ClusterRefusedError` of kind `authentication` (Confluent only).
+ *   `start()` rejects with a `ClusterRefusedError` of kind `authentication`.
  *
  * Uses this runtime's adapter (`adapters/node.ts`, `bun.ts` or `deno.ts`). Runs
  * unchanged under `node --import tsx --test`, `bun test` and `deno test -A`.
@@ -369,7 +369,6 @@ for (const binding of bindings().filter((b) => b.name === "confluent" || b.name 
     }
   });
 
-  // Confluent only: the platformatic binding's SASL refusal is not tested yet.
   if (binding.name === "confluent") test(`(${runtime()}, ${binding.name}) failed SASL authentication is not waited out: start() rejects with a ClusterRefusedError`, { timeout: 120_000 }, async () => {
     const broker = await startBroker({ saslPlain: { username: "alice", password: "right" } });
     try {
@@ -388,6 +387,46 @@ for (const binding of bindings().filter((b) => b.name === "confluent" || b.name 
             "sasl.username": "alice",
             "sasl.password": password,
           },
+          topics: [topic],
+          handler: async () => {},
+        });
+      // The listener works: the right password starts.
+      const ok = consumer("right");
+      await ok.start();
+      assert.equal(ok.state, "running");
+      await ok.shutdown();
+      const t0 = Date.now();
+      const refused = consumer("wrong");
+      const seen = newSeen();
+      refused.on("unavailable", () => void seen.unavailable++);
+      await assert.rejects(refused.start(), (e: unknown) => {
+        assert.ok(e instanceof ClusterRefusedError, `a ClusterRefusedError, got ${String(e)}`);
+        assert.equal(e.kind, "authentication");
+        return true;
+      });
+      await assert.rejects(refused.done, ClusterRefusedError);
+      note(`${binding.name}: SASL refusal after ${Date.now() - t0} ms (${seen.unavailable} unavailable events before it)`);
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  if (binding.name === "platformatic") test(`(${runtime()}, ${binding.name}) failed SASL authentication is not waited out: start() rejects with a ClusterRefusedError`, { timeout: 120_000 }, async () => {
+    const broker = await startBroker({ saslPlain: { username: "alice", password: "right" } });
+    try {
+      const sasl = broker.saslBrokers!;
+      const { Consumer } = await import("@platformatic/kafka");
+      const { createPlatformaticConsumer } = await import("../../adapters/platformatic/mod.ts");
+      const topic = unique("outage-platformatic-sasl");
+      await createTopic(broker.brokers, topic, 1);
+      const consumer = (password: string) =>
+        createPlatformaticConsumer({
+          consumer: new Consumer({
+            groupId: unique("outage-platformatic-sasl-group"),
+            clientId: unique("sasl"),
+            bootstrapBrokers: [sasl],
+            sasl: { mechanism: "PLAIN", username: "alice", password },
+          }),
           topics: [topic],
           handler: async () => {},
         });
