@@ -28,7 +28,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../signal_listeners.ts";
 import { tpKey } from "../topic_partitions.ts";
@@ -37,7 +37,7 @@ import { PlatformaticCommits } from "./commits.ts";
 import { type PlatformaticDeadLetterOptions, PlatformaticDeadLetters } from "./dead_letter.ts";
 import { brokersOf, isUnreachable, refusalOf } from "./errors.ts";
 import { Fetcher, type FetchSettings } from "./fetcher.ts";
-import { readCommitted } from "./group_requests.ts";
+import { committedWithRetries, startPositions } from "./positions.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { groupOptions } from "./group_options.ts";
 
@@ -256,61 +256,16 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
     this.#generation = p.generationId ?? this.#consumer.generationId;
     this.#assigned = new Set(partitions.map((x) => tpKey(x.topic, x.partition)));
     const assignment = fetcher.assign(partitions);
-    const committed = partitions.length > 0 && !this.#stopped ? this.#readCommitted(partitions) : undefined;
+    const committed = partitions.length > 0 && !this.#stopped ? committedWithRetries(this.#consumer, partitions, () => this.#closed) : undefined;
     sink.assigned(partitions, committed);
-    if (committed) void this.#position(assignment, partitions, committed);
-  }
-
-  /** The committed positions, a few tries (a rejection only costs the claims; the positions are read again). */
-  async #readCommitted(partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
-    let lastError: unknown;
-    for (let attempt = 0; attempt < 3 && !this.#closed; attempt++) {
-      try {
-        return await readCommitted(this.#consumer, partitions);
-      } catch (error) {
-        lastError = error;
-        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
-      }
-    }
-    throw lastError ?? new Error("the consumer closed before the committed offsets were read");
-  }
-
-  /** Sets the start positions of a new assignment: committed offsets, else the earliest or latest. */
-  async #position(assignment: number, partitions: readonly TopicPartition[], committed: Promise<CommittedPosition[]>): Promise<void> {
-    const fetcher = this.#fetcher as Fetcher;
-    const sink = this.#sink as ClientSink<PlatformaticMessage>;
-    let read: CommittedPosition[] | undefined = await committed.catch(() => undefined);
-    while (!this.#closed && !sink.signal.aborted) {
-      try {
-        read ??= await readCommitted(this.#consumer, partitions);
-        const positions = new Map<string, number>();
-        const missing = new Map<string, number[]>();
-        for (const r of read) {
-          if (r.offset !== undefined) positions.set(tpKey(r.topic, r.partition), r.offset);
-          else missing.set(r.topic, [...(missing.get(r.topic) ?? []), r.partition]);
-        }
-        if (missing.size > 0) {
-          const ends = await this.#consumer.listOffsets({
-            topics: [...missing.keys()],
-            partitions: Object.fromEntries(missing),
-            timestamp: this.#settings.fromBeginning ? -2n : -1n,
-            isolationLevel: this.#settings.readCommitted ? 1 : 0,
-          });
-          for (const [topic, ps] of missing) {
-            for (const partition of ps) {
-              const o = Number(ends.get(topic)?.[partition]);
-              if (!Number.isSafeInteger(o) || o < 0) throw new Error(`no start offset for ${topic}/${partition}`);
-              positions.set(tpKey(topic, partition), o);
-            }
-          }
-        }
-        fetcher.positioned(assignment, positions);
-        return;
-      } catch (error) {
-        read = undefined;
-        if (!(await sleepUnlessAborted(this.#unavailable(error), sink.signal))) return;
-      }
-    }
+    if (!committed) return;
+    void startPositions(this.#consumer, partitions, committed, {
+      fromBeginning: this.#settings.fromBeginning,
+      readCommitted: this.#settings.readCommitted,
+      live: () => !this.#closed && fetcher.assignment === assignment, // a revoke or a newer assignment ends it
+      failed: (error) => this.#unavailable(error),
+      signal: sink.signal,
+    }).then((positions) => positions && fetcher.positioned(assignment, positions));
   }
 
   /** The client's `error` event: a rejoin failed for good; the partitions are lost, the join is tried again after the backoff. */

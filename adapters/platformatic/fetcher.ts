@@ -91,13 +91,18 @@ export class Fetcher {
     this.#loop ??= this.#run();
   }
 
+  /** The number of the current assignment (each {@link assign} and {@link clear} makes a new one). */
+  get assignment(): number {
+    return this.#assignment;
+  }
+
   /** A new assignment: the partitions, paused until their start positions are {@link positioned}. Returns its number. */
   assign(partitions: readonly TopicPartition[]): number {
     const assignment = ++this.#assignment;
     const next = new Map<string, PartitionState>();
     for (const { topic, partition } of partitions) {
-      const old = this.#partitions.get(tpKey(topic, partition));
-      next.set(tpKey(topic, partition), { topic, partition, assignment, position: undefined, paused: old?.paused ?? false });
+      // Pauses do not carry over: the runner pauses anew what it needs (inside `assigned`).
+      next.set(tpKey(topic, partition), { topic, partition, assignment, position: undefined, paused: false });
     }
     this.#partitions = next;
     return assignment;
