@@ -10,7 +10,10 @@
  * ordering, all with default options. Then one more Node child does the same through
  * `@confluentinc/kafka-javascript` and the Confluent binding, its baseline the client's own
  * plain `eachBatch` (KIP-848 protocol, whole fetched batches on both sides; installed into
- * .cache/confluent on first use, a source build of about 2 minutes here). Each round runs every variant once, rotated; each pass
+ * .cache/confluent on first use, a source build of about 2 minutes here), and one child per
+ * runtime through `@platformatic/kafka` and its binding, its baseline the client's own
+ * `consume()` stream (Node: the pinned Node 24 of scripts/install-node.mjs, as the client
+ * needs Node >= 22.22). Each round runs every variant once, rotated; each pass
  * is a new consumer in a new group reading the whole topic. Two discarded passes first.
  * Figures per pass, from the first delivered batch (plain) or first handler call (runner) to
  * the last record: records per wall-clock second and records per CPU-second of the child
@@ -35,7 +38,7 @@ import type { Client, Rate, RunResult, Variant } from "./consumer_run.ts";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
 const RUNTIMES: RuntimeName[] = ["node", "bun", "deno"];
-const CLIENTS: Client[] = ["kafkajs", "confluent"];
+const CLIENTS: Client[] = ["kafkajs", "confluent", "platformatic"];
 const NAME = "consumer.bench";
 
 const o = cli(
@@ -48,7 +51,8 @@ child process per runtime and client (KafkaJS on node, bun and deno; Confluent's
 node). Prints a table per child; writes bench/results/tmp/consumer.json.
 
   --runtime LIST       of node, bun, deno (default node,bun,deno)
-  --client LIST        of kafkajs, confluent (default kafkajs,confluent; confluent: node only)
+  --client LIST        of kafkajs, confluent, platformatic (default all; confluent: node only;
+                       platformatic on node runs on the pinned Node 24 of scripts/install-node.mjs)
   --records N          records in the topic (default 300000; 3 partitions, 10,000 keys)
   --reps N             rounds per child (default 11)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
@@ -84,17 +88,22 @@ const childFlags = [
   ...(o["no-completed-set"] ? ["--no-completed-set"] : []),
 ];
 
-function command(rt: RuntimeName, args: string[]): [string, string[]] {
+async function command(rt: RuntimeName, client: Client, args: string[]): Promise<[string, string[]]> {
   const bin = (name: string): string => join(ROOT, "node_modules", ".bin", name);
   const script = join("bench", "consumer_run.ts");
   if (rt === "bun") return [bin("bun"), [script, ...args]];
   if (rt === "deno") return [bin("deno"), ["run", "-A", script, ...args]];
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  if (client === "platformatic" && !(major > 24 || (major === 24 && minor >= 6) || (major === 22 && minor >= 22))) {
+    const { ensureNode } = await import("../scripts/install-node.mjs");
+    return [ensureNode(24), ["--import", "tsx", script, ...args]];
+  }
   return [process.execPath, ["--import", "tsx", script, ...args]];
 }
 
 /** Runs one runtime's child for one client; its progress lines pass through, its JSON line is the result. */
-function runChild(rt: RuntimeName, client: Client, brokers: string, topic: string): Promise<RunResult> {
-  const [cmd, args] = command(rt, [
+async function runChild(rt: RuntimeName, client: Client, brokers: string, topic: string): Promise<RunResult> {
+  const [cmd, args] = await command(rt, client, [
     "--topic", topic, "--records", String(RECORDS), "--reps", String(REPS), "--client", client,
     "--variants", VARIANTS.map((v) => v.variant).join(","), ...childFlags,
   ]);
@@ -178,6 +187,7 @@ await withBroker(async (brokers) => {
   const children: Array<[RuntimeName, Client]> = [
     ...(clients.includes("kafkajs") ? runtimes.map((rt): [RuntimeName, Client] => [rt, "kafkajs"]) : []),
     ...(clients.includes("confluent") && runtimes.includes("node") ? [["node", "confluent"] as [RuntimeName, Client]] : []),
+    ...(clients.includes("platformatic") ? runtimes.map((rt): [RuntimeName, Client] => [rt, "platformatic"]) : []),
   ];
   const failures: string[] = [];
   for (const [rt, client] of children) {
@@ -190,7 +200,7 @@ await withBroker(async (brokers) => {
       console.error(`consumer.bench: ${failures.at(-1)}`);
     }
   }
-  const label = (r: RunResult): string => (r.client === "confluent" ? `${r.runtime} + confluent` : r.runtime);
+  const label = (r: RunResult): string => (r.client === "kafkajs" ? r.runtime : `${r.runtime} + ${r.client}`);
 
   const f = (x: number): string => x.toLocaleString("en");
   for (const { result, rows: rs } of results) {

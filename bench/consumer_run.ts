@@ -1,7 +1,7 @@
 /**
  * One runtime's side of `npm run bench:consumer` (bench/consumer.bench.ts starts it once per
  * runtime: `node --import tsx`, `bun`, `deno run -A`, and once more on Node with
- * `--client confluent`): reads an existing topic with a no-op handler through the client's
+ * `--client confluent`, and once per runtime with `--client platformatic`, Node 24 for Node): reads an existing topic with a no-op handler through the client's
  * plain `eachBatch` and through the runner's binding for that client, in alternating rounds,
  * and prints one JSON line ({@link RunResult}) on stdout; progress goes to stderr.
  *
@@ -26,7 +26,7 @@ import { cli, intFlag, runtimeName, usageError } from "./cli.ts";
 import { listFlag } from "../scripts/cli.mjs";
 
 /** The clients a process can measure. */
-export const CLIENTS = ["kafkajs", "confluent"] as const;
+export const CLIENTS = ["kafkajs", "confluent", "platformatic"] as const;
 /** A client. */
 export type Client = typeof CLIENTS[number];
 
@@ -70,7 +70,7 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
   --records N          records in the topic
   --reps N             rounds (default 5); each runs every variant once, rotated
   --variants LIST      of ${VARIANTS.join(", ")} (default all)
-  --client C           ${CLIENTS.join(" or ")} (default kafkajs; confluent: Node only)
+  --client C           ${CLIENTS.join(" or ")} (default kafkajs; confluent: Node only; platformatic: Node >= 22.22)
   --warmup LIST        discarded passes first (default plain,key)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
   --no-completed-set   the runner without completed sets in the commit metadata
@@ -186,7 +186,14 @@ async function runner(n: number, ordering: Ordering): Promise<Rate> {
     commit: COMPLETED_SET ? { mode: MODE } : { mode: MODE, completedSet: false as const },
     handler: () => m.tick(1),
   };
-  const c = CLIENT === "confluent"
+  const c = CLIENT === "platformatic"
+    ? (await import("../adapters/platformatic/mod.ts")).createPlatformaticConsumer({
+      ...options,
+      consumer: await tappedPlatformatic(`runner-${ordering}`, m.begin),
+      topics: [TOPIC],
+      maxWaitTime: 100,
+    })
+    : CLIENT === "confluent"
     ? (await import("../adapters/confluent/mod.ts")).createConfluentConsumer({
       ...options,
       kafka: tappedKafka(await confluentKafka(), m.begin),
@@ -247,12 +254,34 @@ async function plainConfluent(n: number, autoCommit: boolean): Promise<Rate> {
   return m.rate(0);
 }
 
+/** A `@platformatic/kafka` consumer in a new group whose first Fetch answer calls `onFetched` (the runner's window). */
+async function tappedPlatformatic(label: string, onFetched: () => void) {
+  const { Consumer } = await import("@platformatic/kafka");
+  const consumer = new Consumer({ groupId: unique(`bench-${label}`), clientId: unique("bench"), bootstrapBrokers: brokers!.split(",") });
+  const fetch = consumer.fetch.bind(consumer) as (options: Parameters<typeof consumer.fetch>[0]) => ReturnType<typeof consumer.fetch>;
+  const tapped = (options: Parameters<typeof consumer.fetch>[0]) => fetch(options).then((r) => (onFetched(), r));
+  return Object.assign(consumer, { fetch: tapped });
+}
+
+/** The `@platformatic/kafka` client's own `consume()` stream (the plain loop): counts every message. */
+async function plainPlatformatic(n: number, autocommit: boolean): Promise<Rate> {
+  const { Consumer } = await import("@platformatic/kafka");
+  const consumer = new Consumer({ groupId: unique("bench-plain"), clientId: unique("bench"), bootstrapBrokers: brokers!.split(","), maxWaitTime: 100 });
+  const m = meter(n);
+  const stream = await consumer.consume({ topics: [TOPIC], mode: "earliest", autocommit });
+  stream.on("data", () => m.tick(1));
+  await waitUntil(m.done, PASS_MS, "platformatic plain consumer");
+  await stream.close();
+  await consumer.close(true);
+  return m.rate(0);
+}
+
 function pass(v: Variant): Promise<Rate> {
   switch (v) {
     case "plain":
-      return CLIENT === "confluent" ? plainConfluent(RECORDS, false) : plainKafkaJS(RECORDS, false);
+      return CLIENT === "platformatic" ? plainPlatformatic(RECORDS, false) : CLIENT === "confluent" ? plainConfluent(RECORDS, false) : plainKafkaJS(RECORDS, false);
     case "plain-autocommit":
-      return CLIENT === "confluent" ? plainConfluent(RECORDS, true) : plainKafkaJS(RECORDS, true);
+      return CLIENT === "platformatic" ? plainPlatformatic(RECORDS, true) : CLIENT === "confluent" ? plainConfluent(RECORDS, true) : plainKafkaJS(RECORDS, true);
     default:
       return runner(RECORDS, v);
   }
@@ -294,7 +323,9 @@ const two = (xs: number[]): number[] => xs.map((x) => +x.toFixed(2));
 const { readFileSync } = await import("node:fs");
 const kafkajsVersion = (): string =>
   (JSON.parse(readFileSync(new URL("../node_modules/kafkajs/package.json", import.meta.url), "utf8")) as { version: string }).version;
-const clientVersion = CLIENT === "confluent" ? confluent?.version ?? "" : kafkajsVersion();
+const platformaticVersion = (): string =>
+  (JSON.parse(readFileSync(new URL("../node_modules/@platformatic/kafka/package.json", import.meta.url), "utf8")) as { version: string }).version;
+const clientVersion = CLIENT === "confluent" ? confluent?.version ?? "" : CLIENT === "platformatic" ? platformaticVersion() : kafkajsVersion();
 const result: RunResult = { runtime: rt, client: CLIENT, clientVersion, version, rounds, stalls, loadAverage: { before: two(before), after: two(os.loadavg()) } };
 process.stdout.write(JSON.stringify(result) + "\n");
 // KafkaJS may leave timers behind on some runtimes: the parent waits for this process to exit.

@@ -4,11 +4,16 @@
 // (`npm run test:kafka`), which sets KAFKA_BROKERS and stops the broker afterwards.
 // Without KAFKA_BROKERS every test file would start its own broker, so this refuses.
 //
-//   node scripts/run-kafka-tests.mjs [node|bun|deno ...] [-- file filters]
+//   node scripts/run-kafka-tests.mjs [node|node22|node24|bun|deno ...] [-- file filters]
+//
+// The @platformatic/kafka binding's client needs Node >= 22.22 or >= 24.6: when the Node
+// running this is older, its Node side runs as `node24` (the pinned Node 24 of
+// scripts/install-node.mjs, installed on first use): the suites that loop over the
+// bindings, with OFFSET_FRONTIER_BINDINGS=platformatic. `node22` does the same on Node 22.
 //
 // Fails when any runtime fails or reports zero passing tests.
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -19,17 +24,26 @@ const argv = process.argv.slice(2);
 const sep = argv.indexOf("--");
 const { positionals: wanted } = parseCli({
   name: "run-kafka-tests",
-  usage: `usage: node scripts/with-broker.mjs -- node scripts/run-kafka-tests.mjs [node|bun|deno ...] [-- file filters]
+  usage: `usage: node scripts/with-broker.mjs -- node scripts/run-kafka-tests.mjs [node|node22|node24|bun|deno ...] [-- file filters]
 
 The real-broker suite (test/kafka/*.test.ts) on each runtime in turn, against the broker
-of KAFKA_BROKERS. Fails when a runtime fails or passes no test.`,
+of KAFKA_BROKERS. node22/node24: the suites that loop over the bindings, through the
+@platformatic/kafka binding only, on the pinned Node 22/24 (run by default when this Node
+is too old for that client). Fails when a runtime fails or passes no test.`,
   positionals: true,
   argv: sep >= 0 ? argv.slice(0, sep) : argv,
 });
 const filters = sep >= 0 ? argv.slice(sep + 1) : [];
-const bad = wanted.find((r) => !["node", "bun", "deno"].includes(r));
-if (bad !== undefined) usageError("run-kafka-tests", `runtimes are node, bun and deno; got ${JSON.stringify(bad)}`);
-const runtimes = wanted.length > 0 ? wanted : ["node", "bun", "deno"];
+const bad = wanted.find((r) => !["node", "node22", "node24", "bun", "deno"].includes(r));
+if (bad !== undefined) usageError("run-kafka-tests", `runtimes are node, node22, node24, bun and deno; got ${JSON.stringify(bad)}`);
+const only = process.env.OFFSET_FRONTIER_BINDINGS;
+const onlyList = only?.split(",").map((b) => b.trim()).filter(Boolean);
+const platformaticWanted = !onlyList || onlyList.includes("platformatic");
+const [major, minor] = process.versions.node.split(".").map(Number);
+const nodeRunsPlatformatic = major > 24 || (major === 24 && minor >= 6) || (major === 22 && minor >= 22) || major === 23;
+const runtimes = wanted.length > 0
+  ? wanted
+  : ["node", ...(platformaticWanted && !nodeRunsPlatformatic ? ["node24"] : []), "bun", "deno"];
 
 if (!process.env.KAFKA_BROKERS) {
   console.error("run-kafka-tests: KAFKA_BROKERS is not set; run it through scripts/with-broker.mjs");
@@ -47,17 +61,28 @@ if (files.length === 0) {
 }
 
 // The Confluent binding's client (Node only) is not a devDependency: install it for the suites.
-const only = process.env.OFFSET_FRONTIER_BINDINGS;
-if (runtimes.includes("node") && (!only || only.split(",").map((b) => b.trim()).includes("confluent"))) {
+if (runtimes.includes("node") && (!onlyList || onlyList.includes("confluent"))) {
   const { ensureConfluent } = await import("./install-confluent.mjs");
   const secs = ensureConfluent();
   if (secs > 0) console.log(`run-kafka-tests: installed @confluentinc/kafka-javascript in ${secs.toFixed(1)}s`);
 }
 
+// The pinned newer Node, for the @platformatic/kafka binding's Node side.
+const newerNode = {};
+for (const line of [22, 24]) {
+  if (!runtimes.includes(`node${line}`)) continue;
+  const { ensureNode } = await import("./install-node.mjs");
+  newerNode[line] = ensureNode(line);
+}
+// There, only the suites that loop over the bindings (the others are KafkaJS's, run on node already).
+const bindingFiles = files.filter((f) => readFileSync(join(ROOT, f), "utf8").includes("./bindings.ts"));
+
 const bin = (name) => join(ROOT, "node_modules", ".bin", name);
 const COMMANDS = {
   // one file at a time: the files share one broker and a 2-core machine
   node: [process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", ...files]],
+  node22: [newerNode[22], ["--import", "tsx", "--test", "--test-reporter=tap", "--test-concurrency=1", ...bindingFiles], { OFFSET_FRONTIER_BINDINGS: "platformatic" }],
+  node24: [newerNode[24], ["--import", "tsx", "--test", "--test-reporter=tap", "--test-concurrency=1", ...bindingFiles], { OFFSET_FRONTIER_BINDINGS: "platformatic" }],
   bun: [bin("bun"), ["test", "--timeout", "300000", ...files.map((f) => `./${f}`)]],
   deno: [bin("deno"), ["test", "--allow-all", ...files]],
 };
@@ -90,9 +115,9 @@ function leafParents(plain) {
   return n;
 }
 
-function run(cmd, args) {
+function run(cmd, args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env });
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
     let out = "";
     child.stdout.on("data", (d) => ((out += d), process.stdout.write(d)));
     child.stderr.on("data", (d) => ((out += d), process.stderr.write(d)));
@@ -109,7 +134,11 @@ for (const rt of runtimes) {
     console.error(`run-kafka-tests: unknown runtime ${rt}`);
     process.exit(2);
   }
-  console.log(`\n=== kafka tests on ${rt} (${files.length} files) ===`);
+  if (!command[1].some((a) => a.endsWith(".ts"))) {
+    summary.push(`${rt.padEnd(6)} skipped: no suite of the filter loops over the bindings`);
+    continue;
+  }
+  console.log(`\n=== kafka tests on ${rt} (${command[1].filter((a) => a.endsWith(".ts")).length} files) ===`);
   const t0 = Date.now();
   const { code, out } = await run(...command);
   const { pass, fail, raw } = counts(out);
@@ -117,7 +146,7 @@ for (const rt of runtimes) {
   const ok = code === 0 && fail === 0 && pass > 0;
   if (!ok) failed = true;
   summary.push(
-    `${rt.padEnd(5)} ${ok ? "ok" : "FAILED"} in ${secs}s: ${pass} passed, ${fail} failed${raw}` +
+    `${rt.padEnd(6)} ${ok ? "ok" : "FAILED"} in ${secs}s: ${pass} passed, ${fail} failed${raw}` +
       (code !== 0 ? ` (exit ${code})` : "") + (pass === 0 ? " — ran zero tests" : ""),
   );
 }

@@ -2,11 +2,13 @@
  * The client bindings the real-broker suites run through (not a test file): KafkaJS on
  * every runtime, Confluent's `@confluentinc/kafka-javascript` on Node (installed into
  * .cache/confluent by scripts/install-confluent.mjs; Bun and Deno cannot load its
- * addon). A suite loops over {@link bindings} and builds its consumers with
- * {@link Binding.create}, which also observes what the client reports to the runner
- * (assignments, batch sizes) the same way for both.
+ * addon), `@platformatic/kafka` on Bun, Deno and Node >= 22.22 / >= 24.6 (it crashes on
+ * Node 20: scripts/run-kafka-tests.mjs runs its Node side on the Node 24 of
+ * scripts/install-node.mjs). A suite loops over {@link bindings} and builds its consumers
+ * with {@link Binding.create}, which also observes what the client reports to the runner
+ * (assignments, batch sizes) the same way for each.
  *
- * `OFFSET_FRONTIER_BINDINGS=kafkajs` (or `confluent`) limits the loop;
+ * `OFFSET_FRONTIER_BINDINGS=kafkajs` (or `confluent`, `platformatic`, a comma list) limits the loop;
  * `CONFLUENT_PROTOCOL=eager|cooperative|consumer` picks the Confluent group protocol
  * (default `consumer`, KIP-848).
  */
@@ -50,9 +52,12 @@ export interface CreateOptions extends Omit<ParallelConsumerOptions<TestMessage>
   protocol?: ConfluentProtocol;
 }
 
+/** The bindings the suites know. */
+export type BindingName = "kafkajs" | "confluent" | "platformatic";
+
 /** One binding under test. */
 export interface Binding {
-  readonly name: "kafkajs" | "confluent";
+  readonly name: BindingName;
   /** A parallel consumer through this binding, not started. */
   create(options: CreateOptions): ParallelConsumer<TestMessage>;
 }
@@ -191,14 +196,56 @@ async function confluentBinding(): Promise<Binding | undefined> {
   };
 }
 
+/** Whether this runtime can run `@platformatic/kafka` (Bun, Deno, Node >= 22.22 or >= 24.6). */
+export function platformaticRuns(): boolean {
+  if (runtime() !== "node") return true;
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  return major > 24 || (major === 24 && minor >= 6) || (major === 22 && minor >= 22) || major === 23;
+}
+
+/** The `@platformatic/kafka` binding, or `undefined` where it cannot run. */
+async function platformaticBinding(): Promise<Binding | undefined> {
+  if (!platformaticRuns()) return undefined;
+  const { PlatformaticClient } = await import("../../adapters/platformatic/mod.ts");
+  const { Consumer, Producer } = await import("@platformatic/kafka");
+  return {
+    name: "platformatic",
+    create(o) {
+      const bootstrapBrokers = o.brokers.split(",");
+      const clientId = `${o.groupId}-${Math.random().toString(36).slice(2, 8)}`;
+      // Short session and heartbeat: a rebalance is noticed within a second, as with the KafkaJS config.
+      const consumer = new Consumer({ groupId: o.groupId, clientId, bootstrapBrokers, sessionTimeout: 10_000, heartbeatInterval: 1_000, rebalanceTimeout: 30_000 });
+      const client = new PlatformaticClient(consumer, o.topics, {
+        maxWaitTime: 100,
+        ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
+        ...(o.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: o.maxBytesPerPartition } : {}),
+        ...(o.deadLetter ? { deadLetter: { producer: new Producer({ clientId: `${clientId}-dlq`, bootstrapBrokers }) } } : {}),
+      });
+      return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler });
+    },
+  };
+}
+
 const wanted = process.env.OFFSET_FRONTIER_BINDINGS?.split(",").map((s) => s.trim()).filter(Boolean);
 const all: Binding[] = [KAFKAJS];
 if (!wanted || wanted.includes("confluent")) {
   const c = await confluentBinding();
   if (c) all.push(c);
 }
+if (!wanted || wanted.includes("platformatic")) {
+  const p = await platformaticBinding();
+  if (p) all.push(p);
+}
 
 /** The bindings this runtime runs the suites through. */
 export function bindings(): Binding[] {
   return all.filter((b) => !wanted || wanted.includes(b.name));
+}
+
+/**
+ * {@link bindings} without the named ones: a suite that cannot pass through a binding yet
+ * excludes it explicitly, with a comment saying why.
+ */
+export function bindingsExcept(...names: BindingName[]): Binding[] {
+  return bindings().filter((b) => !names.includes(b.name));
 }

@@ -6,7 +6,7 @@
  *
  * Through every binding of this runtime (test/kafka/bindings.ts): for KafkaJS this
  * runtime's adapter (`adapters/node.ts`, `bun.ts` or `deno.ts`) and its `consume()`, for
- * Confluent `consumeConfluent()`. Runs unchanged under `node --import tsx --test`, `bun test` and
+ * Confluent `consumeConfluent()`, for @platformatic/kafka its entry's `consume()`. Runs unchanged under `node --import tsx --test`, `bun test` and
  * `deno test -A`; uses KAFKA_BROKERS when set, else starts its own broker.
  */
 import assert from "node:assert/strict";
@@ -15,7 +15,7 @@ import process from "node:process";
 import type { KafkaJSConsumerOptions, Ordering, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
 import type { Handler } from "../../core/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
-import { bindings, type ConfluentProtocol, confluentConfig, loadConfluent, type TestMessage } from "./bindings.ts";
+import { type BindingName, bindings, type ConfluentProtocol, confluentConfig, loadConfluent, type TestMessage } from "./bindings.ts";
 import { asObject, consumerConfig, kafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
 
 const RECORDS = 6_000;
@@ -31,8 +31,26 @@ interface Run {
 }
 type Consume = (run: Run) => Promise<ParallelConsumer<TestMessage>>;
 
-/** The binding's signal-aware entry point: this runtime's adapter's consume() for KafkaJS, consumeConfluent() for Confluent. */
-async function adapter(binding: "kafkajs" | "confluent"): Promise<Consume> {
+/**
+ * The binding's signal-aware entry point: this runtime's adapter's consume() for KafkaJS,
+ * consumeConfluent() for Confluent, offset-frontier/platformatic's consume() for @platformatic/kafka.
+ */
+async function adapter(binding: BindingName): Promise<Consume> {
+  if (binding === "platformatic") {
+    const { consume } = await import("../../adapters/platformatic/mod.ts");
+    const { Consumer } = await import("@platformatic/kafka");
+    return (r) =>
+      consume({
+        consumer: new Consumer({ groupId: r.groupId, clientId: unique("shutdown"), bootstrapBrokers: r.brokers.split(",") }),
+        topics: [r.topic],
+        fromBeginning: true,
+        ordering: r.ordering,
+        concurrency: 32,
+        maxWaitTime: 100,
+        signal: r.signal,
+        handler: r.handler,
+      }) as unknown as Promise<ParallelConsumer<TestMessage>>;
+  }
   if (binding === "confluent") {
     const { consumeConfluent } = await import("../../adapters/confluent/mod.ts");
     const { KafkaJS } = loadConfluent();

@@ -1,0 +1,292 @@
+/**
+ * The `@platformatic/kafka` binding's client port: the {@link ConsumerClient} over one
+ * `@platformatic/kafka` `Consumer` (classic group protocol), shared by Node (≥ 22.22 or ≥
+ * 24.6), Bun and Deno.
+ *
+ * How it drives the client (its public API and exported protocol APIs only):
+ * - Group: `consumer.topics.track(topic)` then `consumer.joinGroup({ protocolsMetadata })`;
+ *   the client heartbeats and rejoins by itself. Its `protocolsMetadata` hook is awaited
+ *   before every JoinGroup it sends, while the old generation is still valid: that is the
+ *   awaited revoke. After a `consumer:group:rebalance` (REBALANCE_IN_PROGRESS) the hook
+ *   runs the orderly revoke (stop dispatching, drain within the bound, commit under the old
+ *   generation); a rejoin without it (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION: the session
+ *   expired) loses the partitions. `consumer:group:join` brings the new assignment and
+ *   generation.
+ * - Fetching (adapters/platformatic/fetcher.ts): the binding's own loop over
+ *   `consumer.fetch`, per-partition pause and resume, `read_committed` applied with the
+ *   fetch's aborted-transaction list (aborted_filter.ts).
+ * - Commits (commits.ts): OffsetCommit v8 with the completed set as `committedMetadata`,
+ *   acknowledged only when every partition's error code is 0; committed offsets and
+ *   metadata read at each assignment with OffsetFetch v8 (group_requests.ts); partitions
+ *   without one start at the earliest or latest offset (`consumer.listOffsets`).
+ * - Outages: the start's join is retried with the runner's capped backoff while the
+ *   cluster does not answer; refusals fail at once with a `ClusterRefusedError`; a failed
+ *   rejoin (the client's `error` event) loses the partitions and joins again after the
+ *   backoff; failed fetches and heartbeats are reported, a fetch or join that answers ends
+ *   the outage.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
+import { describe, InvalidArgumentError } from "../../core/errors.ts";
+import { unlimitedListeners } from "../shared/signal_listeners.ts";
+import { tpKey } from "../shared/topic_partitions.ts";
+import { sleepUnlessAborted, unlessAborted } from "../kafkajs/waits.ts";
+import { PlatformaticCommits } from "./commits.ts";
+import { type PlatformaticDeadLetterOptions, PlatformaticDeadLetters } from "./dead_letter.ts";
+import { brokersOf, isUnreachable, refusalOf } from "./errors.ts";
+import { Fetcher, type FetchSettings } from "./fetcher.ts";
+import { committedWithRetries, startPositions } from "./positions.ts";
+import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
+import { groupOptions } from "./group_options.ts";
+
+/** How long `close()` waits for the client to leave and disconnect during an outage. */
+const CLOSE_BOUND_MS = 3_000;
+
+/** Options of a {@link PlatformaticClient}. */
+export interface PlatformaticClientOptions extends Partial<FetchSettings> {
+  /** Dead-letter producer and topic. */
+  deadLetter?: PlatformaticDeadLetterOptions;
+}
+
+/** The {@link ConsumerClient} over one `@platformatic/kafka` consumer. Most users call `createPlatformaticConsumer`. */
+export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
+  readonly #consumer: ClientConsumer;
+  readonly #topics: readonly string[];
+  readonly #settings: FetchSettings;
+  readonly #deadLetters: PlatformaticDeadLetters | undefined;
+  readonly #commits: PlatformaticCommits;
+  #sink: ClientSink<PlatformaticMessage> | undefined;
+  #fetcher: Fetcher | undefined;
+  #assigned = new Set<string>();
+  #generation: number | undefined;
+  #rebalancing = false; // the client saw REBALANCE_IN_PROGRESS: the next join follows an orderly revoke
+  #closed = false;
+  #stopped = false;
+  #unreachable = false;
+  #removers: Array<() => void> = [];
+  #rejoinTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #joinOptions: { protocolsMetadata: () => Promise<Buffer> };
+  /** Produces a dead letter; present only when a dead-letter producer was given. */
+  readonly deadLetter?: (message: PlatformaticMessage, info: DeadLetterInfo) => Promise<void>;
+
+  /**
+   * A binding over one consumer (created, not joined).
+   * @param consumer a `@platformatic/kafka` consumer: `new Consumer({ groupId, clientId, bootstrapBrokers })`
+   * @param topics the topics to subscribe to (names)
+   * @param options fetch settings and the dead-letter producer
+   */
+  constructor(consumer: PlatformaticConsumer, topics: readonly string[], options: PlatformaticClientOptions = {}) {
+    if (!consumer || typeof consumer.joinGroup !== "function" || typeof consumer.fetch !== "function") {
+      throw new InvalidArgumentError(`consumer must be a @platformatic/kafka Consumer; got ${describe(consumer)}`);
+    }
+    if (!Array.isArray(topics) || topics.length === 0) {
+      throw new InvalidArgumentError(`topics must be a non-empty array of topic names; got ${describe(topics)}`);
+    }
+    for (const t of topics) {
+      if (typeof t !== "string" || t === "") throw new InvalidArgumentError(`topics must hold non-empty topic names; got ${describe(t)}`);
+    }
+    const client = consumer as unknown as ClientConsumer;
+    groupOptions(client); // refuses what the binding cannot run (KIP-848, cooperative, its own protocolsMetadata)
+    this.#consumer = client;
+    this.#topics = topics;
+    this.#settings = {
+      maxWaitTime: options.maxWaitTime ?? 500,
+      maxBytesPerPartition: options.maxBytesPerPartition ?? 1_048_576,
+      maxBytes: options.maxBytes ?? 52_428_800,
+      readCommitted: options.readCommitted ?? true,
+      fromBeginning: options.fromBeginning ?? false,
+    };
+    this.#joinOptions = { protocolsMetadata: () => this.#beforeJoin() };
+    this.#commits = new PlatformaticCommits({
+      consumer: client,
+      running: () => !this.#closed && this.#sink !== undefined,
+      generation: () => this.#generation,
+      assigned: (topic, partition) => this.#assigned.has(tpKey(topic, partition)),
+      unreachable: (error) => this.#unavailable(error),
+      answered: () => this.#available(),
+    });
+    if (options.deadLetter) {
+      const dlq = options.deadLetter;
+      if (!dlq.producer || typeof dlq.producer.send !== "function") {
+        throw new InvalidArgumentError(`deadLetter.producer must be a @platformatic/kafka Producer; got ${describe(dlq.producer)}`);
+      }
+      const deadLetters = this.#deadLetters = new PlatformaticDeadLetters(dlq, { sink: () => this.#sink, closed: () => this.#closed });
+      this.deadLetter = (message, info) => deadLetters.produce(message, info);
+    }
+  }
+
+  /** Partitions of the current assignment. */
+  assignment(): TopicPartition[] {
+    return [...this.#assigned].map((k) => {
+      const i = k.lastIndexOf("\u0000");
+      return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
+    });
+  }
+
+  async start(sink: ClientSink<PlatformaticMessage>): Promise<void> {
+    this.#sink = sink;
+    const c = this.#consumer;
+    this.#fetcher = new Fetcher(c, sink, this.#settings);
+    const on = <E extends Parameters<ClientConsumer["on"]>[0]>(event: E, listener: Parameters<ClientConsumer["on"]>[1]): void => {
+      c.on(event, listener);
+      this.#removers.push(() => c.off(event, listener));
+    };
+    on("consumer:group:join", ((p: { generationId?: number; assignments?: Array<{ topic: string; partitions: number[] }> }) => this.#onJoin(p)) as never);
+    on("consumer:group:rebalance", (() => void (this.#rebalancing = true)) as never);
+    on("consumer:heartbeat:error", ((p: { error: unknown }) => {
+      if (isUnreachable(p.error)) this.#unavailable(p.error);
+    }) as never);
+    on("consumer:heartbeat:end", (() => this.#available()) as never);
+    on("error", ((error: unknown) => this.#onRejoinFailed(error)) as never);
+    for (const t of this.#topics) c.topics.track(t);
+    const signal = sink.signal;
+    for (;;) {
+      if (signal.aborted || this.#closed) return;
+      try {
+        if ((await unlessAborted(c.joinGroup(this.#joinOptions), signal)) === undefined) return;
+        break;
+      } catch (error) {
+        if (signal.aborted || this.#closed) return;
+        const refused = refusalOf(error, this.#topics, true);
+        if (refused !== undefined) {
+          await this.#closeClients();
+          throw refused;
+        }
+        if (!(await sleepUnlessAborted(this.#unavailable(error), signal))) return;
+      }
+    }
+    this.#available();
+    this.#fetcher.run();
+  }
+
+  pause(partitions: readonly TopicPartition[]): void {
+    this.#fetcher?.setPaused(partitions, true);
+  }
+
+  resume(partitions: readonly TopicPartition[]): void {
+    if (this.#closed || this.#stopped) return;
+    this.#fetcher?.setPaused(partitions, false);
+  }
+
+  commit(offsets: readonly CommitOffset[]): Promise<void> {
+    return this.#commits.commit(offsets);
+  }
+
+  stopFetching(): void {
+    this.#stopped = true;
+    void this.#fetcher?.stop();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#rejoinTimer);
+    await this.#fetcher?.stop();
+    const closing = this.#closeClients();
+    if (!this.#unreachable) {
+      await closing;
+    } else {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([closing, new Promise<void>((r) => (timer = setTimeout(r, CLOSE_BOUND_MS)))]);
+      clearTimeout(timer);
+    }
+  }
+
+  recordSignal(signal: AbortSignal): void {
+    unlimitedListeners(signal);
+  }
+
+  keyOf(message: PlatformaticMessage): string | undefined {
+    const key = message.key;
+    return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
+  }
+
+  async #closeClients(): Promise<void> {
+    const c = this.#consumer;
+    try {
+      await c.close();
+    } catch {
+      await c.close(true).catch(() => {});
+    } finally {
+      for (const remove of this.#removers) remove();
+      this.#removers = [];
+      if (this.#deadLetters) await this.#deadLetters.producer.close().catch(() => {});
+    }
+  }
+
+  #unavailable(error: unknown): number {
+    this.#unreachable = true;
+    return this.#sink?.unavailable(error, brokersOf(error)) ?? 1_000;
+  }
+
+  #available(): void {
+    if (!this.#unreachable) return;
+    this.#unreachable = false;
+    this.#sink?.available();
+  }
+
+  /**
+   * Awaited by the client before each JoinGroup it sends (its `protocolsMetadata` hook),
+   * while the old generation is still valid: the revoke (orderly after a
+   * REBALANCE_IN_PROGRESS, else a loss) of the current assignment, if any.
+   */
+  async #beforeJoin(): Promise<Buffer> {
+    const orderly = this.#rebalancing;
+    this.#rebalancing = false;
+    const sink = this.#sink;
+    if (this.#generation !== undefined && sink) {
+      this.#fetcher?.clear();
+      if (orderly && !this.#closed) await sink.revoking().catch(() => {});
+      else sink.lost();
+      this.#assigned = new Set();
+      this.#generation = undefined;
+    }
+    return Buffer.alloc(0);
+  }
+
+  #onJoin(p: { generationId?: number; assignments?: Array<{ topic: string; partitions: number[] }> }): void {
+    const sink = this.#sink;
+    const fetcher = this.#fetcher;
+    if (!sink || !fetcher || this.#closed) return;
+    this.#available();
+    const partitions: TopicPartition[] = [];
+    for (const a of p.assignments ?? []) for (const partition of a.partitions) partitions.push({ topic: a.topic, partition });
+    this.#generation = p.generationId ?? this.#consumer.generationId;
+    this.#assigned = new Set(partitions.map((x) => tpKey(x.topic, x.partition)));
+    const assignment = fetcher.assign(partitions);
+    const committed = partitions.length > 0 && !this.#stopped ? committedWithRetries(this.#consumer, partitions, () => this.#closed) : undefined;
+    sink.assigned(partitions, committed);
+    if (!committed) return;
+    void startPositions(this.#consumer, partitions, committed, {
+      fromBeginning: this.#settings.fromBeginning,
+      readCommitted: this.#settings.readCommitted,
+      live: () => !this.#closed && fetcher.assignment === assignment, // a revoke or a newer assignment ends it
+      failed: (error) => this.#unavailable(error),
+      signal: sink.signal,
+    }).then((positions) => positions && fetcher.positioned(assignment, positions));
+  }
+
+  /** The client's `error` event: a rejoin failed for good; the partitions are lost, the join is tried again after the backoff. */
+  #onRejoinFailed(error: unknown): void {
+    const sink = this.#sink;
+    if (this.#closed || !sink || sink.signal.aborted) return;
+    if (this.#generation !== undefined) {
+      this.#fetcher?.clear();
+      this.#assigned = new Set();
+      this.#generation = undefined;
+      sink.lost();
+    }
+    const refused = refusalOf(error, this.#topics, false);
+    if (refused !== undefined) {
+      sink.failed(refused);
+      return;
+    }
+    clearTimeout(this.#rejoinTimer);
+    this.#rejoinTimer = setTimeout(() => {
+      if (this.#closed || sink.signal.aborted) return;
+      this.#consumer.joinGroup(this.#joinOptions).catch((e: unknown) => this.#onRejoinFailed(e));
+    }, this.#unavailable(error));
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * How the `@platformatic/kafka` binding reads the client's errors: which mean "the cluster
+ * is not reachable right now" (wait and try again), which mean "the cluster refused us for
+ * good" (authentication, authorization, an unknown topic, a configuration it rejects: a
+ * {@link ClusterRefusedError} at once), which broker an error names, and the binding's own
+ * {@link CommitNotAcknowledgedError}.
+ *
+ * The client's errors carry `code` (`PLT_KFK_NETWORK`, `PLT_KFK_TIMEOUT`,
+ * `PLT_KFK_AUTHENTICATION`, …), protocol errors an `apiId` (Kafka's error name), and
+ * aggregates (`MultipleErrors`, `ResponseError`) their `errors`; causes are followed.
+ *
+ * @module
+ */
+import { ClusterRefusedError, OffsetFrontierError, type RefusalKind } from "../../core/errors.ts";
+import type { CommitFailure } from "./commit_response.ts";
+
+interface ErrorLike {
+  code?: unknown;
+  apiId?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+}
+
+/** The error, its causes and an aggregate's errors, outermost first, at most 20. */
+function chain(error: unknown): ErrorLike[] {
+  const out: ErrorLike[] = [];
+  const queue: unknown[] = [error];
+  while (queue.length > 0 && out.length < 20) {
+    const e = queue.shift();
+    if (e === null || typeof e !== "object" || out.includes(e as ErrorLike)) continue;
+    const x = e as ErrorLike;
+    out.push(x);
+    if (x.cause !== undefined) queue.push(x.cause);
+    if (Array.isArray(x.errors)) queue.push(...x.errors);
+  }
+  return out;
+}
+
+const UNREACHABLE_CODES = new Set(["PLT_KFK_NETWORK", "PLT_KFK_TIMEOUT"]);
+const UNREACHABLE_IDS = new Set([
+  "COORDINATOR_NOT_AVAILABLE",
+  "NOT_COORDINATOR",
+  "COORDINATOR_LOAD_IN_PROGRESS",
+  "LEADER_NOT_AVAILABLE",
+  "NOT_LEADER_OR_FOLLOWER",
+  "REQUEST_TIMED_OUT",
+  "NETWORK_EXCEPTION",
+  "BROKER_NOT_AVAILABLE",
+  "REPLICA_NOT_AVAILABLE",
+  "NOT_ENOUGH_REPLICAS",
+  "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+  "KAFKA_STORAGE_ERROR",
+  "FENCED_LEADER_EPOCH",
+]);
+const AUTHENTICATION = new Set(["SASL_AUTHENTICATION_FAILED", "UNSUPPORTED_SASL_MECHANISM", "ILLEGAL_SASL_STATE"]);
+const AUTHORIZATION = new Set([
+  "TOPIC_AUTHORIZATION_FAILED",
+  "GROUP_AUTHORIZATION_FAILED",
+  "CLUSTER_AUTHORIZATION_FAILED",
+  "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+]);
+const CONFIGURATION = new Set([
+  "INVALID_SESSION_TIMEOUT",
+  "INVALID_GROUP_ID",
+  "INCONSISTENT_GROUP_PROTOCOL",
+  "INVALID_REQUEST",
+  "INVALID_CONFIG",
+  "UNSUPPORTED_VERSION",
+  "INVALID_TOPIC_EXCEPTION",
+]);
+
+/** Whether the error (or a cause) says the cluster, or the broker needed, did not answer: worth waiting for. */
+export function isUnreachable(error: unknown): boolean {
+  return chain(error).some((e) =>
+    (typeof e.code === "string" && UNREACHABLE_CODES.has(e.code)) || (typeof e.apiId === "string" && UNREACHABLE_IDS.has(e.apiId))
+  );
+}
+
+/** Whether the error (or a cause) is the protocol error `apiId` (e.g. `"OFFSET_OUT_OF_RANGE"`). */
+export function hasApiId(error: unknown, apiId: string): boolean {
+  return chain(error).some((e) => e.apiId === apiId);
+}
+
+/** Broker addresses (`host:port`) named in the error's messages ("Connection to 127.0.0.1:9092 failed."). */
+export function brokersOf(error: unknown): string[] {
+  const out: string[] = [];
+  for (const e of chain(error)) {
+    if (typeof e.message !== "string") continue;
+    for (const m of e.message.matchAll(/\b([A-Za-z0-9.\-_]+:\d{1,5})\b/g)) if (!out.includes(m[1])) out.push(m[1]);
+  }
+  return out;
+}
+
+/**
+ * The refusal an error stands for, or `undefined` when it is not one.
+ * @param topics the subscribed topics (named by an `unknown-topic` or authorization refusal)
+ * @param starting whether the error came from the start (join): only then does
+ *   `UNKNOWN_TOPIC_OR_PARTITION` mean "no such topic"
+ */
+export function refusalOf(error: unknown, topics: readonly string[], starting: boolean): ClusterRefusedError | undefined {
+  let kind: RefusalKind | undefined;
+  for (const e of chain(error)) {
+    const id = typeof e.apiId === "string" ? e.apiId : "";
+    if (e.code === "PLT_KFK_AUTHENTICATION" || AUTHENTICATION.has(id)) kind = "authentication";
+    else if (AUTHORIZATION.has(id)) kind = "authorization";
+    else if (starting && id === "UNKNOWN_TOPIC_OR_PARTITION") kind = "unknown-topic";
+    else if (CONFIGURATION.has(id) || e.code === "PLT_KFK_UNSUPPORTED_API" || e.code === "PLT_KFK_USER") kind = "configuration";
+    if (kind !== undefined) break;
+  }
+  if (kind === undefined) return undefined;
+  const concerned = kind === "unknown-topic" || kind === "authorization" ? topics : [];
+  return new ClusterRefusedError(kind, brokersOf(error)[0], concerned, error);
+}
+
+/** A commit the broker did not acknowledge for every partition (refused, unanswered, or unsent). */
+export class CommitNotAcknowledgedError extends OffsetFrontierError {
+  /** The partitions not acknowledged, with the broker's error code when it gave one. */
+  readonly failures: readonly CommitFailure[];
+  /** The client's error, when the request itself failed. */
+  override readonly cause: unknown;
+  /**
+   * A commit not acknowledged for `failures`.
+   * @param failures the partitions (and error codes) not acknowledged
+   * @param cause the client's error, if any
+   */
+  constructor(failures: readonly CommitFailure[], cause?: unknown) {
+    const named = failures.slice(0, 8).map((f) => `${f.topic}/${f.partition}${f.errorCode !== undefined ? ` (error ${f.errorCode})` : " (no answer)"}`);
+    super(`the commit was not acknowledged for ${named.join(", ")}${failures.length > 8 ? ` and ${failures.length - 8} more` : ""}`);
+    this.failures = failures;
+    this.cause = cause;
+  }
+}

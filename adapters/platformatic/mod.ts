@@ -1,0 +1,137 @@
+/**
+ * The `@platformatic/kafka` binding of the parallel consumer (`offset-frontier/platformatic`),
+ * on Node (≥ 22.22 or ≥ 24.6, as the client requires), Bun and Deno: its options and
+ * factories. The binding drives the client's `Consumer` itself (group join, `fetch`,
+ * OffsetCommit with metadata): see `client.ts`. Classic group protocol, eager assignors
+ * (the client's default `roundrobin`); KIP-848 and cooperative-sticky are refused for now.
+ *
+ * @module
+ */
+import process from "node:process";
+import { UnsupportedRuntimeError } from "../../core/errors.ts";
+import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
+import { PlatformaticClient } from "./client.ts";
+import type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
+import type { PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
+
+/** Options of a `@platformatic/kafka` parallel consumer. */
+export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOptions<PlatformaticMessage>, "handler" | "transactional"> {
+  /**
+   * A `@platformatic/kafka` consumer, not joined: `new Consumer({ groupId, clientId,
+   * bootstrapBrokers })` (classic group protocol, Buffer deserializers). The binding joins
+   * the group and fetches; do not call its `consume()`.
+   */
+  consumer: PlatformaticConsumer;
+  /** Topics (names) to subscribe to. */
+  topics: readonly string[];
+  /** Start from the earliest offset when the group has no committed offset (and after an out-of-range position). Default `false`. */
+  fromBeginning?: boolean;
+  /** Runs once per record (again on retries). */
+  handler: Handler<PlatformaticMessage>;
+  /** Dead-letter producer; with it, records whose retries are used up are dead-lettered (see `retry.onExhausted`). */
+  deadLetter?: PlatformaticDeadLetterOptions;
+  /** Longest a Fetch waits on the broker for data, ms (a resume takes effect within it). Default 500. */
+  maxWaitTime?: number;
+  /** Most bytes fetched per partition per Fetch. Default 1 MiB. */
+  maxBytesPerPartition?: number;
+  /** Most bytes per Fetch. Default 50 MiB. */
+  maxBytes?: number;
+  /** Read only committed transactional records (Kafka's rule, applied by the binding). Default `true`. */
+  readCommitted?: boolean;
+}
+
+/** Throws on a Node older than the client supports (it crashes there). */
+function checkRuntime(): void {
+  const g = globalThis as { Bun?: unknown; Deno?: unknown };
+  if (g.Bun !== undefined || g.Deno !== undefined) return;
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  if (major > 24 || (major === 24 && minor >= 6) || (major === 22 && minor >= 22) || major === 23) return;
+  throw new UnsupportedRuntimeError(
+    "node",
+    `@platformatic/kafka needs Node >= 22.22 or >= 24.6; this is Node ${process.versions.node}: use the KafkaJS binding (offset-frontier/node) here`,
+  );
+}
+
+/**
+ * A parallel consumer over a `@platformatic/kafka` consumer, not started yet: call `start()`,
+ * stop through `signal` (or `shutdown()`), and await `done`.
+ *
+ * @example
+ * ```ts
+ * import { Consumer } from "@platformatic/kafka";
+ * import { createPlatformaticConsumer } from "offset-frontier/platformatic";
+ * const consumer = createPlatformaticConsumer({
+ *   consumer: new Consumer({ groupId: "orders", clientId: "orders-worker", bootstrapBrokers: ["127.0.0.1:9092"] }),
+ *   topics: ["orders"],
+ *   ordering: "key",
+ *   handler: async (message, { partition, offset }) => { console.log(partition, offset, message.value?.toString()); },
+ * });
+ * await consumer.start();
+ * ```
+ * @throws {UnsupportedRuntimeError} on Node older than 22.22
+ */
+export function createPlatformaticConsumer(options: PlatformaticConsumerOptions): ParallelConsumer<PlatformaticMessage> {
+  checkRuntime();
+  const { consumer, topics, fromBeginning, deadLetter, maxWaitTime, maxBytesPerPartition, maxBytes, readCommitted, ...rest } = options;
+  const client = new PlatformaticClient(consumer, topics, {
+    ...(fromBeginning !== undefined ? { fromBeginning } : {}),
+    ...(deadLetter !== undefined ? { deadLetter } : {}),
+    ...(maxWaitTime !== undefined ? { maxWaitTime } : {}),
+    ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+    ...(readCommitted !== undefined ? { readCommitted } : {}),
+  });
+  return new ParallelConsumer<PlatformaticMessage>(client, rest);
+}
+
+/** Options of {@link consume}: the consumer options plus the signals that shut it down. */
+export interface ConsumePlatformaticOptions extends PlatformaticConsumerOptions {
+  /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no handler. */
+  signals?: readonly NodeJS.Signals[];
+}
+
+/**
+ * Starts a `@platformatic/kafka` parallel consumer that shuts down gracefully on
+ * SIGINT/SIGTERM (a second signal gets the runtime's default: exit at once) or when
+ * `signal` aborts. Resolves once consuming has begun.
+ */
+export async function consume(options: ConsumePlatformaticOptions): Promise<ParallelConsumer<PlatformaticMessage>> {
+  const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
+  const consumer = createPlatformaticConsumer(rest);
+  const shutdown = (): void => {
+    release();
+    void consumer.shutdown();
+  };
+  const release = (): void => {
+    for (const s of signals) process.off(s, shutdown);
+  };
+  for (const s of signals) process.once(s, shutdown);
+  void consumer.closed.then(release);
+  await consumer.start();
+  return consumer;
+}
+
+export { PlatformaticClient, type PlatformaticClientOptions } from "./client.ts";
+export { CommitNotAcknowledgedError } from "./errors.ts";
+export type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
+export type { PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } from "./types.ts";
+export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
+export {
+  type CommitEvent,
+  type ConsumerEvents,
+  type ConsumerMetrics,
+  type DeadLetterEvent,
+  type ErrorEvent,
+  type Handler,
+  type Ordering,
+  ParallelConsumer,
+  type PartitionMetrics,
+  type PauseEvent,
+  PartitionStoppedError,
+  type RecordContext,
+  type ResumeEvent,
+  type RetryEvent,
+  UnsupportedRuntimeError,
+} from "../../core/mod.ts";
+export type { FetchSettings } from "./fetcher.ts";
+export type { CommitFailure } from "./commit_response.ts";

@@ -1,0 +1,59 @@
+/**
+ * The `@platformatic/kafka` types that appear in this binding's public API, and the record
+ * it delivers.
+ *
+ * @module
+ */
+import type { Buffer } from "node:buffer";
+import type * as platformatic from "@platformatic/kafka";
+
+/**
+ * A `@platformatic/kafka` consumer with raw (Buffer) keys, values and headers (the default):
+ * `new Consumer({ groupId, clientId, bootstrapBrokers })`. Named structurally in the public
+ * API (the client's class drags its private types into JSR's documentation); the binding
+ * checks at runtime that it is one.
+ */
+export interface PlatformaticConsumer {
+  /** The consumer group. */
+  readonly groupId: string;
+  /** The client id. */
+  readonly clientId: string;
+  /** Joins the group (classic protocol). */
+  joinGroup(...args: never[]): unknown;
+  /** One Fetch request. */
+  fetch(...args: never[]): unknown;
+}
+
+/** A `@platformatic/kafka` producer with raw (Buffer) keys, values and headers: `new Producer({ clientId, bootstrapBrokers })`. */
+export interface PlatformaticProducer {
+  /** Produces records. */
+  send(...args: never[]): unknown;
+  /** Closes the producer. */
+  close(...args: never[]): unknown;
+}
+
+/** The client's consumer class as the binding drives it (not part of the public API). */
+export type ClientConsumer = platformatic.Consumer<Buffer, Buffer, Buffer, Buffer>;
+/** The client's producer class as the binding drives it (not part of the public API). */
+export type ClientProducer = platformatic.Producer<Buffer, Buffer, Buffer, Buffer>;
+
+/**
+ * A record as this binding delivers it: the raw bytes of the fetch response (the binding
+ * drives `Consumer.fetch` itself, so the client's deserializers are not applied).
+ */
+export interface PlatformaticMessage {
+  /** Topic name. */
+  readonly topic: string;
+  /** Partition number. */
+  readonly partition: number;
+  /** The record's offset, as a decimal string. */
+  readonly offset: string;
+  /** The record's timestamp (ms since the epoch), as a decimal string. */
+  readonly timestamp: string;
+  /** The key, `null` for none. */
+  readonly key: Buffer | null;
+  /** The value, `null` for a tombstone. */
+  readonly value: Buffer | null;
+  /** Headers by name (UTF-8); a repeated name keeps its last value. */
+  readonly headers: Readonly<Record<string, Buffer | null>>;
+}
