@@ -39,7 +39,8 @@ export function ensureConfluent({ quiet = false } = {}) {
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
   const r = spawnSync(npm, ["install", "--no-audit", "--no-fund", "--prefix", CONFLUENT_PREFIX, `@confluentinc/kafka-javascript@${CONFLUENT_VERSION}`], {
     stdio: quiet ? "pipe" : ["ignore", "inherit", "inherit"],
-    env: { ...process.env, CKJS_LINKING: process.env.CKJS_LINKING ?? "dynamic" },
+    // JOBS: node-gyp compiles the binding's C++ files in parallel (librdkafka's own make runs -j already).
+    env: { ...process.env, CKJS_LINKING: process.env.CKJS_LINKING ?? "dynamic", JOBS: process.env.JOBS ?? "max" },
     encoding: "utf8",
   });
   if (r.status !== 0 || !confluentInstalled()) {
