@@ -39,8 +39,7 @@ export function ensureConfluent({ quiet = false } = {}) {
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
   const r = spawnSync(npm, ["install", "--no-audit", "--no-fund", "--prefix", CONFLUENT_PREFIX, `@confluentinc/kafka-javascript@${CONFLUENT_VERSION}`], {
     stdio: quiet ? "pipe" : ["ignore", "inherit", "inherit"],
-    // JOBS: node-gyp compiles the binding's C++ files in parallel (librdkafka's own make runs -j already).
-    env: { ...process.env, CKJS_LINKING: process.env.CKJS_LINKING ?? "dynamic", JOBS: process.env.JOBS ?? "max" },
+    env: { ...process.env, CKJS_LINKING: process.env.CKJS_LINKING ?? "dynamic" },
     encoding: "utf8",
   });
   if (r.status !== 0 || !confluentInstalled()) {
