@@ -45,6 +45,12 @@ export interface DemoOptions {
   runs?: number;
   /** SIGKILL this long after the first record reached the consumer (default 1,000 ms). */
   killAfterMs?: number;
+  /**
+   * Count `killAfterMs` from the first record the consumer logged as finished instead
+   * (default false): on a loaded machine a consumer can finish nothing within a short
+   * `killAfterMs` of its first record's arrival, and a crash with nothing finished shows nothing.
+   */
+  killFromFirstFinished?: boolean;
   /** Workers per consumer (default 4). */
   workers?: number;
   /** Work per record (default 5 ms). */
@@ -203,6 +209,7 @@ async function ensureTopic(brokers: string, topic: string): Promise<void> {
 interface TrialSettings {
   records: number;
   killAfterMs: number;
+  killFromFirstFinished: boolean;
   workers: number;
   workMs: number;
   commitMs: number;
@@ -240,7 +247,11 @@ export async function runTrial(
   const a = spawnConsumer([...common, "--log", logA, "--state", state]);
   let b: Child | undefined;
   try {
-    const first = await a.waitFor("consuming", 60_000);
+    let first = await a.waitFor("consuming", 60_000);
+    if (s.killFromFirstFinished) {
+      for (const until = performance.now() + 60_000; readLog(logA).length === 0 && performance.now() < until;) await sleep(5);
+      first = performance.now();
+    }
     await sleep(Math.max(0, s.killAfterMs - (performance.now() - first)));
     a.proc.kill("SIGKILL");
     const killedAt = performance.now();
@@ -325,6 +336,7 @@ export async function runDemo(brokers: string, o: DemoOptions = {}): Promise<Dem
   const s: TrialSettings = {
     records: o.records ?? 1_000,
     killAfterMs: o.killAfterMs ?? 1_000,
+    killFromFirstFinished: o.killFromFirstFinished ?? false,
     workers: o.workers ?? 4,
     workMs: o.workMs ?? 5,
     commitMs: o.commitMs ?? 100,
