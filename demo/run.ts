@@ -37,6 +37,7 @@ export async function runDemo(brokers: string, o: DemoOptions = {}): Promise<Dem
   const s: TrialSettings = {
     records: o.records ?? 1_000,
     killAfterMs: o.killAfterMs ?? 1_000,
+    killFromFirstFinished: o.killFromFirstFinished ?? false,
     workers: o.workers ?? 4,
     workMs: o.workMs ?? 5,
     commitMs: o.commitMs ?? 100,

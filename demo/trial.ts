@@ -27,6 +27,12 @@ export interface DemoOptions {
   runs?: number;
   /** SIGKILL this long after the first record reached the consumer (default 1,000 ms). */
   killAfterMs?: number;
+  /**
+   * Count `killAfterMs` from the first record the consumer logged as finished instead
+   * (default false): on a loaded machine a consumer can finish nothing within a short
+   * `killAfterMs` of its first record's arrival, and a crash with nothing finished shows nothing.
+   */
+  killFromFirstFinished?: boolean;
   /** Workers per consumer (default 4). */
   workers?: number;
   /** Work per record (default 5 ms). */
@@ -185,6 +191,7 @@ export async function ensureTopic(brokers: string, topic: string): Promise<void>
 export interface TrialSettings {
   records: number;
   killAfterMs: number;
+  killFromFirstFinished: boolean;
   workers: number;
   workMs: number;
   commitMs: number;
@@ -222,7 +229,11 @@ export async function runTrial(
   const a = spawnConsumer([...common, "--log", logA, "--state", state]);
   let b: Child | undefined;
   try {
-    const first = await a.waitFor("consuming", 60_000);
+    let first = await a.waitFor("consuming", 60_000);
+    if (s.killFromFirstFinished) {
+      for (const until = performance.now() + 60_000; readLog(logA).length === 0 && performance.now() < until;) await sleep(5);
+      first = performance.now();
+    }
     await sleep(Math.max(0, s.killAfterMs - (performance.now() - first)));
     a.proc.kill("SIGKILL");
     const killedAt = performance.now();

@@ -4,35 +4,46 @@
 // pass, and every test step must report a passing count above zero (Node 20's
 // `node --test` exits 0 when it finds no test). Steps whose npm script does not exist
 // yet are skipped with a notice.
+//
+// Steps overlap (a 2-core machine spends most of a real-broker suite waiting on timers,
+// rebalances and the broker), in four lanes that start together:
+// - checks and units: typecheck, lint, check:wasm, then the unit suite on Node, Bun, Deno;
+// - kafka node: the real-broker suite (test:kafka) on Node, the longest step, as soon as
+//   Confluent's client is built (it runs through both bindings);
+// - broker A: the quick starts (test:pack), then test:kafka on Bun and Deno;
+// - broker A also runs test:kafka on the pinned Node 24 for the @platformatic/kafka binding;
+// - broker B: test:crash, test:gap, then test:chaos (whose round starts a broker of its
+//   own: it SIGKILLs and restarts it), then test:browser (the playground in headless
+//   Chromium, installed in the background from the start; skipped, saying why, where it
+//   cannot be installed).
+// One broker (test/broker/broker.ts) serves every real-broker step: it starts at once, in
+// the background, and each step gets it as KAFKA_BROKERS (topics and groups are unique per
+// test). When `@confluentinc/kafka-javascript` is not built yet (a fresh clone: ~3 min of
+// C/C++), its build starts at once too, in the background, and only the Node run of
+// test:kafka waits for it. A step's output is printed whole when it ends (steps run side by
+// side); `npm run <step>` runs one step alone, with its own broker.
+//
+// At the end: every step's seconds (the slowest first), the lanes' wall time and the total.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import process from "node:process";
 import { parseCli, usageError } from "./cli.mjs";
 
 const scripts = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).scripts;
-const ALL = ["typecheck", "lint", "check:wasm", "test:node", "test:bun", "test:deno", "test:kafka", "test:pack", "test:crash", "test:gap", "test:chaos"];
+const ALL = ["typecheck", "lint", "check:wasm", "test:node", "test:bun", "test:deno", "test:kafka", "test:pack", "test:crash", "test:gap", "test:chaos", "test:browser"];
 const { positionals: only } = parseCli({
   name: "test",
   usage: `usage: npm test [-- STEP ...]      (node scripts/test.mjs [STEP ...])
 
-Every step in turn (or only those named): ${ALL.join(", ")}.
-Each must pass; each test step must report a passing count above zero.`,
+Every step (or only those named): ${ALL.join(", ")}.
+Each must pass; each test step must report a passing count above zero. Steps run in
+four overlapping lanes against one shared broker; the summary lists every step's
+seconds, slowest first, and the total.`,
   positionals: true,
 });
 const unknownStep = only.find((s) => !ALL.includes(s));
 if (unknownStep !== undefined) usageError("test", `unknown step ${JSON.stringify(unknownStep)}; steps are ${ALL.join(", ")}`);
-const STEPS = [
-  { script: "typecheck" },
-  { script: "lint" },
-  { script: "check:wasm" },
-  { script: "test:node", counts: true },
-  { script: "test:bun", counts: true },
-  { script: "test:deno", counts: true },
-  { script: "test:kafka", counts: true },
-  { script: "test:pack", counts: true },
-  { script: "test:crash", counts: true },
-  { script: "test:gap", counts: true },
-  { script: "test:chaos", counts: true },
-].filter((s) => only.length === 0 || only.includes(s.script));
+const wanted = (script) => only.length === 0 || only.includes(script);
 
 /** Passing and failing counts from node:test (TAP), bun test and deno test output. */
 export function counts(text) {
@@ -51,41 +62,167 @@ export function counts(text) {
   return { pass, fail, found };
 }
 
-function run(script) {
+const T0 = Date.now();
+const secs = (ms) => (ms / 1000).toFixed(1);
+const at = () => `+${secs(Date.now() - T0)}s`;
+const children = new Set();
+
+/** Runs a command to its end, collecting its output (printed by the caller). */
+function run(cmd, args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn("npm", ["run", "--silent", script], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+    children.add(child);
     let out = "";
-    child.stdout.on("data", (d) => (out += d, process.stdout.write(d)));
-    child.stderr.on("data", (d) => (out += d, process.stderr.write(d)));
-    child.on("close", (code, signal) => resolve({ code: code ?? 1, signal, out }));
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    child.on("error", (e) => (out += `\n${e.message}\n`));
+    child.on("close", (code, signal) => {
+      children.delete(child);
+      resolve({ code: code ?? 1, signal, out });
+    });
   });
 }
 
-const summary = [];
+// Ctrl-C: end the steps; broker.ts's exit hook SIGKILLs the shared broker.
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(sig, () => {
+    for (const c of children) c.kill(sig);
+    process.exit(sig === "SIGINT" ? 130 : 143);
+  });
+}
+
+const summary = []; // { name, line, ms }
 let failed = false, totalPass = 0, totalFail = 0;
-for (const step of STEPS) {
-  if (!scripts[step.script]) {
-    summary.push(`${step.script.padEnd(12)} skipped: no such script yet`);
-    continue;
+
+/**
+ * One step: `npm run <script>` (or `command`), its output printed whole when it ends, its
+ * seconds and counts recorded. `wait` resolves to extra environment (the broker) or to an
+ * error text (the step then fails without running).
+ */
+async function step(name, { script = name, command, counts: counted = false, env, skipNotice } = {}) {
+  if (!command && !scripts[script]) {
+    summary.push({ name, ms: -1, line: `${name.padEnd(18)} skipped: no such script yet` });
+    return;
   }
-  console.log(`\n=== ${step.script} ===`);
+  let extra = {};
+  if (env) {
+    const got = await env;
+    if (typeof got === "string") {
+      failed = true;
+      summary.push({ name, ms: 0, line: `${name.padEnd(18)} FAILED before it ran: ${got}` });
+      console.log(`\n=== ${name}: not run (${got}) ===`);
+      return;
+    }
+    extra = got;
+  }
+  console.log(`=== ${name} started ${at()} ===`);
   const started = Date.now();
-  const { code, signal, out } = await run(step.script);
-  const secs = ((Date.now() - started) / 1000).toFixed(1);
-  let line = `${step.script.padEnd(12)} ${code === 0 ? "ok" : `FAILED (exit ${code}${signal ? ` ${signal}` : ""})`} in ${secs}s`;
+  const { code, signal, out } = await (command ? run(command[0], command.slice(1), extra) : run("npm", ["run", "--silent", script], extra));
+  const ms = Date.now() - started;
+  process.stdout.write(`\n=== ${name} (${secs(ms)}s, ended ${at()}) ===\n${out}${out.endsWith("\n") ? "" : "\n"}`);
+  let line = `${name.padEnd(18)} ${code === 0 ? "ok" : `FAILED (exit ${code}${signal ? ` ${signal}` : ""})`} in ${secs(ms).padStart(6)}s`;
   if (code !== 0) failed = true;
-  if (step.counts) {
+  if (counted) {
     const c = counts(out);
     totalPass += c.pass;
     totalFail += c.fail;
     line += `: ${c.pass} passed, ${c.fail} failed`;
-    if (!c.found || c.pass === 0) {
+    const skipped = skipNotice && c.pass === 0 && c.fail === 0 && code === 0 ? skipNotice.exec(out) : null;
+    if (skipped) {
+      line += ` — SKIPPED: ${skipped[0]}`; // printed, never silent; a missing browser is not a failure
+    } else if (!c.found || c.pass === 0) {
       failed = true;
       line += " — ran zero tests";
     }
   }
-  summary.push(line);
+  summary.push({ name, ms, line });
 }
-console.log(`\n=== summary ===\n${summary.join("\n")}`);
-console.log(`\n${totalPass} passed, ${totalFail} failed`);
+
+// --- the shared broker and Confluent's client, both in the background from the start ---
+const needBroker = ["test:kafka", "test:pack", "test:crash", "test:gap"].some((s) => wanted(s) && scripts[s]);
+let broker;
+const brokerEnv = !needBroker ? Promise.resolve({}) : (async () => {
+  if (process.env.KAFKA_BROKERS) return { KAFKA_BROKERS: process.env.KAFKA_BROKERS };
+  const t = Date.now();
+  try {
+    const { tsImport } = await import("tsx/esm/api");
+    const { startBroker } = await tsImport("../test/broker/broker.ts", import.meta.url);
+    broker = await startBroker();
+  } catch (e) {
+    return `the broker did not start: ${e instanceof Error ? e.message : e}`;
+  }
+  summary.push({ name: "broker start", ms: Date.now() - t, line: `${"broker start".padEnd(18)} ok in ${secs(Date.now() - t).padStart(6)}s: ${broker.brokers}` });
+  console.log(`=== broker up at ${broker.brokers} ${at()} ===`);
+  return { KAFKA_BROKERS: broker.brokers };
+})();
+
+const { confluentInstalled } = await import("./install-confluent.mjs");
+const onlyBindings = process.env.OFFSET_FRONTIER_BINDINGS;
+const needConfluent = wanted("test:kafka") && scripts["test:kafka"] && !confluentInstalled() &&
+  (!onlyBindings || onlyBindings.split(",").map((b) => b.trim()).includes("confluent"));
+const confluentBuilt = !needConfluent ? Promise.resolve(true) : (async () => {
+  const t = Date.now();
+  console.log(`=== building @confluentinc/kafka-javascript in the background ${at()} ===`);
+  const { code, out } = await run(process.execPath, ["scripts/install-confluent.mjs"]);
+  const ok = code === 0;
+  process.stdout.write(`\n=== confluent build (${secs(Date.now() - t)}s) ===\n${ok ? out.split("\n").slice(-3).join("\n") : out}\n`);
+  summary.push({ name: "confluent build", ms: Date.now() - t, line: `${"confluent build".padEnd(18)} ${ok ? "ok" : `FAILED (exit ${code})`} in ${secs(Date.now() - t).padStart(6)}s` });
+  if (!ok) failed = true;
+  return ok;
+})();
+
+// Debian's Chromium for test:browser: installed in the background from the start when missing
+// (apt-get takes minutes on a fresh machine); the test skips, saying why, where it cannot be had.
+const chromiumReady = !(wanted("test:browser") && scripts["test:browser"]) ? Promise.resolve({}) : (async () => {
+  const t = Date.now();
+  const { code, out } = await run(process.execPath, ["--import", "tsx", "test/browser/chromium.ts"]);
+  const line = out.trim().split("\n").pop() ?? "";
+  summary.push({ name: "chromium", ms: Date.now() - t, line: `${"chromium".padEnd(18)} ${code === 0 ? "ok" : `exit ${code}`} in ${secs(Date.now() - t).padStart(6)}s: ${line}` });
+  return {};
+})();
+
+// --- the lanes ---
+const lane = async (name, steps) => {
+  const t = Date.now();
+  for (const s of steps) if (wanted(s.script ?? s.name)) await step(s.name, s);
+  return `${name} ${secs(Date.now() - t)}s`;
+};
+const kafka = (rt) => ({
+  name: `test:kafka ${rt}`,
+  script: "test:kafka",
+  command: [process.execPath, "scripts/run-kafka-tests.mjs", rt],
+  counts: true,
+  env: rt !== "node" ? brokerEnv : confluentBuilt.then((ok) => (ok ? brokerEnv : "the Confluent client did not build")),
+});
+const lanes = await Promise.all([
+  lane("checks+units", [
+    { name: "typecheck" },
+    { name: "lint" },
+    { name: "check:wasm" },
+    { name: "test:node", counts: true },
+    { name: "test:bun", counts: true },
+    { name: "test:deno", counts: true },
+  ]),
+  lane("kafka node", [kafka("node")]),
+  lane("broker A", [
+    { name: "test:pack", counts: true, env: brokerEnv },
+    kafka("bun"),
+    kafka("deno"),
+    kafka("node24"), // the @platformatic/kafka binding's Node side (its client needs Node >= 22.22)
+  ]),
+  lane("broker B", [
+    { name: "test:crash", counts: true, env: brokerEnv },
+    { name: "test:gap", counts: true, env: brokerEnv },
+    { name: "test:chaos", counts: true },
+    { name: "test:browser", counts: true, env: chromiumReady, skipNotice: /browser test SKIPPED[^\n]*/ },
+  ]),
+]);
+await confluentBuilt;
+if (broker) await broker.stop().catch((e) => console.error(`test: stopping the broker failed: ${e instanceof Error ? e.message : e}`));
+
+const total = Date.now() - T0;
+const sum = summary.filter((s) => s.ms > 0).reduce((n, s) => n + s.ms, 0);
+console.log(`\n=== summary (slowest first) ===\n${[...summary].sort((a, b) => b.ms - a.ms).map((s) => s.line).join("\n")}`);
+console.log(`\nlanes: ${lanes.join(", ")}; steps add up to ${secs(sum)}s`);
+console.log(`total ${secs(total)}s (${(total / 60000).toFixed(1)} min): ${totalPass} passed, ${totalFail} failed`);
 process.exit(failed || totalFail > 0 ? 1 : 0);

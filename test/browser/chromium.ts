@@ -7,6 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import process from "node:process";
+import { pathToFileURL } from "node:url";
 
 /** Where Debian's package puts the browser. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -27,4 +28,11 @@ export function findChromium(): { path: string } | { reason: string } {
   const failed = run(["update"]) ?? run(["install", "-y", "chromium"]);
   if (failed) return { reason: failed };
   return existsSync(CHROMIUM) ? { path: CHROMIUM } : { reason: `apt-get installed chromium but ${CHROMIUM} is still missing` };
+}
+
+// `node --import tsx test/browser/chromium.ts` (npm test's background step): installs it if
+// missing and prints one line saying where it is or why it cannot be had; exits 0 either way.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const found = findChromium();
+  console.log("path" in found ? `chromium at ${found.path}` : `no chromium: ${found.reason}`);
 }

@@ -188,7 +188,10 @@ describe("commit scheduler", () => {
     let answer = deferred(); // the commit in flight gets no answer until the test says so
     const { client, c, ran } = await runningWithCommits(() => answer.promise);
     const before = ran.length;
-    await sleep(100);
+    // Records keep starting while the commit hangs, long before stallMs (60 s): waited for up
+    // to 3 s, not a fixed 100 ms, which a loaded machine (Bun's run beside npm test's other
+    // suites, load 20) once filled with only 5 records.
+    await until(() => ran.length > before + 5, 3_000, "records running while the commit hangs");
     assert.ok(ran.length > before + 5, `an unanswered commit alone holds nothing before stallMs (${before} → ${ran.length})`);
     assert.equal(c.metrics().stalled, false);
     client.sink.unavailable(new Error("1/1 brokers are down"), ["127.0.0.1:9092"]);
