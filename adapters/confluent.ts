@@ -140,6 +140,8 @@ export {
   type PartitionMetrics,
   type PauseEvent,
   PartitionStoppedError,
+  parseRetryAfter,
+  RetryAfterError,
   type RecordContext,
   type ResumeEvent,
   type RetryEvent,

@@ -161,6 +161,8 @@ export {
   type PartitionMetrics,
   type PauseEvent,
   PartitionStoppedError,
+  parseRetryAfter,
+  RetryAfterError,
   type OutputRecord,
   type RecordContext,
   type ResumeEvent,

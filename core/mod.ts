@@ -91,6 +91,7 @@ export {
   resolveRetryPolicy,
   type RetryPolicy,
 } from "./consumer/retry.ts";
+export { parseRetryAfter, requestedDelay, RetryAfterError, retryDelay } from "./consumer/retry_after.ts";
 export {
   checkOutput,
   claimEnd,

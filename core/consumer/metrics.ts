@@ -110,6 +110,8 @@ export interface RetryEvent extends TopicPartition {
   attempt: number;
   /** Milliseconds until the next attempt. */
   delayMs: number;
+  /** Whether the handler chose the delay (its error carried `retryAfterMs` or `retryAt`, capped by `retry.maxDelayMs`) rather than the backoff. */
+  requested: boolean;
   /** What the handler threw. */
   error: unknown;
 }

@@ -12,6 +12,7 @@ import type { Dispatcher, Lane, Work } from "./dispatcher.ts";
 import type { ExactlyOnce } from "./exactly_once.ts";
 import type { EventHub } from "./metrics.ts";
 import { type ResolvedRetryPolicy, backoffDelay, canRetry } from "./retry.ts";
+import { retryDelay } from "./retry_after.ts";
 import type { Handler, RecordContext, TransactionalContext } from "./runner_options.ts";
 import { checkOutput, type OutputRecord } from "./transactions.ts";
 import { InvalidArgumentError, OffsetFrontierError } from "../errors.ts";
@@ -180,7 +181,9 @@ export class RecordRunner<M> {
     if (left <= 0) {
       this.#dispatcher.abandon(work); // stays pending: delivered again after the revoke or restart
     } else if (canRetry(this.#retry, work.attempt)) {
-      const delayMs = Math.min(backoffDelay(this.#retry, work.attempt), Math.floor(left / 2));
+      // The handler's own request (RetryAfterError, `retryAfterMs`, `retryAt`) capped by the policy, else the backoff.
+      const chosen = retryDelay(this.#retry, work.attempt, error);
+      const delayMs = Math.min(chosen.delayMs, Math.floor(left / 2));
       this.retries++;
       if (this.#events.has("retry")) {
         this.#events.emit("retry", {
@@ -189,6 +192,7 @@ export class RecordRunner<M> {
           offset: work.offset,
           attempt: work.attempt,
           delayMs,
+          requested: chosen.requested,
           error,
         });
       }
