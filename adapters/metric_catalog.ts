@@ -113,6 +113,12 @@ export const PARTITION_GAUGES: readonly PartitionGauge[] = [
     value: (p) => (p.paused ? 1 : 0),
   },
   {
+    name: "partition_paused_by_user",
+    help: "1 while the partition is paused by consumer.pause() (no record starts, fetching paused), else 0.",
+    unit: "1",
+    value: (p) => (p.pausedByUser ? 1 : 0),
+  },
+  {
     name: "partition_stopped",
     help: "1 once a record failed for good and the partition stopped, else 0.",
     unit: "1",

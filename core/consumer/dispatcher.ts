@@ -36,6 +36,8 @@ export interface DispatchHooks<M> {
   resume(lane: Lane<M>): void;
   /** A new lane's record signal, before any record of it starts (`ConsumerClient.recordSignal`). */
   recordSignal?(signal: AbortSignal): void;
+  /** A lane was added (the user's pauses apply to it). */
+  added?(lane: Lane<M>): void;
 }
 
 /**
@@ -108,6 +110,7 @@ export class Dispatcher<M> {
     this.#hooks.recordSignal?.(lane.controller.signal);
     byPartition.set(partition, lane);
     this.#order.push(lane);
+    this.#hooks.added?.(lane);
     return lane;
   }
 
@@ -149,7 +152,7 @@ export class Dispatcher<M> {
     if (lane.state === "active" || state === "stopped") lane.state = state;
     if (state === "draining" && until > lane.drainUntil) lane.drainUntil = until;
     const dropped: Work<M>[] = [];
-    const left = this.drainLeft(lane);
+    const left = lane.userPaused ? 0 : this.drainLeft(lane); // a user-paused lane starts nothing, retries neither
     if (left <= 0) {
       // Records waiting to run again: abandoned (their keys' later records with them).
       const retrying = [...lane.retry.clear(), ...lane.waiting];
@@ -163,7 +166,7 @@ export class Dispatcher<M> {
       // A retry timer set to fire past the deadline fires sooner, leaving time for the attempt.
       for (const w of lane.waiting) this.#capTimer(w, left);
     }
-    const keep = lane.state === "draining" ? lane.maxStarted : -1;
+    const keep = lane.state === "draining" && !lane.userPaused ? lane.maxStarted : -1;
     for (const w of lane.ready.clear()) {
       if (w.offset < keep) lane.ready.push(w);
       else {
@@ -239,7 +242,7 @@ export class Dispatcher<M> {
    * starting one of `lane`'s records directly then passes over no other lane's.
    */
   canStartDirect(lane: Lane<M>): boolean {
-    return lane.state === "active" && this.#running < this.options.concurrency &&
+    return lane.state === "active" && !lane.userPaused && this.#running < this.options.concurrency &&
       lane.inFlight < this.options.maxInFlightPerPartition && lane.ready.length === 0 && lane.retry.length === 0 &&
       lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping;
   }
@@ -293,7 +296,7 @@ export class Dispatcher<M> {
     for (let i = 0; i < n; i++) {
       const idx = (this.#cursor + i) % n;
       const lane = order[idx];
-      if (lane.state === "stopped") continue; // draining lanes still run what their drain kept
+      if (lane.state === "stopped" || lane.userPaused) continue; // draining lanes still run what their drain kept
       let w = lane.retry.shift();
       if (w === undefined) {
         if (lane.inFlight >= perLane) continue;

@@ -18,6 +18,8 @@ export interface PartitionMetrics extends TopicPartition {
   state: PartitionState;
   /** Whether fetching is paused for backpressure (or because the partition stopped). */
   paused: boolean;
+  /** Whether it is paused by the user (`consumer.pause()`): no record of it starts and fetching is paused. */
+  pausedByUser: boolean;
   /** Milliseconds spent paused during this assignment, the current pause included. */
   pausedMs: number;
   /** Records registered and not complete (queued, running or waiting to retry). */
@@ -56,6 +58,8 @@ export interface ConsumerMetrics {
   completed: number;
   /** Records delivered again that an earlier owner's commit had claimed finished: completed without running the handler. */
   skipped: number;
+  /** The whole consumer is paused by the user (`consumer.pause()` without partitions); see each partition's `pausedByUser` for pauses of single partitions. */
+  pausedByUser: boolean;
   /** No record starts: no commit was acknowledged for `commit.stallMs` (or one was refused, or the cluster is out of reach) although records finished. */
   stalled: boolean;
   /** Handler failures (each failed attempt counts). */
@@ -88,13 +92,13 @@ export interface CommitEvent {
 
 /** Payload of the `pause` event. */
 export interface PauseEvent extends TopicPartition {
-  /** Why: over the partition's high mark, over the total bound, or the partition stopped. */
-  reason: "high-water-mark" | "max-buffered" | "stopped";
+  /** Why: over the partition's high mark, over the total bound, the partition stopped, or `consumer.pause()`. */
+  reason: "high-water-mark" | "max-buffered" | "stopped" | "user";
   /** Entries the partition retained when it paused. */
   retained: number;
 }
 
-/** Payload of the `resume` event. */
+/** Payload of the `resume` event (fetching resumed: after backpressure, or `consumer.resume()`). */
 export interface ResumeEvent extends TopicPartition {
   /** How long the pause lasted. */
   pausedMs: number;
@@ -174,8 +178,8 @@ export interface ClaimEvent extends TopicPartition {
  * | event        | when                                                                 | payload |
  * |--------------|----------------------------------------------------------------------|---------|
  * | `commit`     | the broker acknowledged a commit (periodic, revoke, shutdown)        | {@link CommitEvent}: `offsets`, `latencyMs` |
- * | `pause`      | fetching a partition paused: over its high mark, over the total bound, or the partition stopped | {@link PauseEvent}: `topic`, `partition`, `reason`, `retained` |
- * | `resume`     | a paused partition fell to its low mark and fetching resumed         | {@link ResumeEvent}: `topic`, `partition`, `pausedMs`, `retained` |
+ * | `pause`      | fetching a partition paused: over its high mark, over the total bound, the partition stopped, or `consumer.pause()` (`user`) | {@link PauseEvent}: `topic`, `partition`, `reason`, `retained` |
+ * | `resume`     | a paused partition's fetching resumed (it fell to its low mark, or `consumer.resume()`) | {@link ResumeEvent}: `topic`, `partition`, `pausedMs`, `retained` |
  * | `retry`      | a handler attempt failed and the record runs again after a delay     | {@link RetryEvent}: `topic`, `partition`, `offset`, `attempt`, `delayMs`, `error` |
  * | `deadLetter` | the dead-letter produce of a record was acknowledged (the record now counts as complete) | {@link DeadLetterEvent}: `topic`, `partition`, `offset`, `attempts`, `error` |
  * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |

@@ -29,7 +29,7 @@
  *
  * @module
  */
-import type { ClientSink, CommitOffset, ConsumerClient } from "./client.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from "./client.ts";
 import { Claims } from "./claims.ts";
 import { ClusterWatch } from "./cluster.ts";
 import { CommitScheduler } from "./commit_scheduler.ts";
@@ -45,6 +45,7 @@ import { checkConsumerOptions, type ParallelConsumerOptions } from "./runner_opt
 import { drainAndClose } from "./shutdown.ts";
 import { CommitTally, snapshot } from "./snapshot.ts";
 import { StallGuard } from "./stall.ts";
+import { UserPause } from "./user_pause.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
 import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
 import { Frontier } from "../tracker/frontier.ts";
@@ -105,6 +106,7 @@ export class ParallelConsumer<M> {
   #rejectDone!: (error: unknown) => void;
   #onAbort: (() => void) | undefined;
   readonly #commits = new CommitTally();
+  readonly #userPause: UserPause<M>;
 
   /**
    * A consumer over `client`, not started yet.
@@ -153,7 +155,7 @@ export class ParallelConsumer<M> {
         }
       },
       resume: (lane) => {
-        if (!life.live || lane.held) return; // a held lane resumes once its claim is read
+        if (!life.live || lane.held || lane.userPaused) return; // a held lane resumes once its claim is read; a user-paused one at resume()
         this.#client.resume([lane]);
         if (events.has("resume")) {
           events.emit("resume", {
@@ -165,7 +167,9 @@ export class ParallelConsumer<M> {
         }
       },
       recordSignal: (signal) => client.recordSignal?.(signal),
+      added: (lane) => this.#userPause.added(lane),
     });
+    this.#userPause = new UserPause<M>({ dispatcher, client, events, life });
     const keyOf = client.keyOf;
     const scheduler = this.#scheduler = new CommitScheduler(frontier, {
       send: (offsets) => {
@@ -318,9 +322,37 @@ export class ParallelConsumer<M> {
     this.#resolveDone();
   }
 
+  /**
+   * Pauses the whole consumer (no argument; partitions assigned later too), or the named
+   * partitions (across rebalances, until resumed): no new record starts, running ones
+   * finish, fetching stops, the group membership stays. Backpressure never lifts it.
+   * `metrics()` shows it (`pausedByUser`). A shutdown while paused waits only for the
+   * records running.
+   * @throws {InvalidArgumentError} for partitions that are not `{ topic, partition }`
+   * @example
+   * ```ts
+   * consumer.pause();                                     // a downstream outage
+   * consumer.pause([{ topic: "orders", partition: 3 }]);  // one partition
+   * consumer.resume();                                    // every pause lifted
+   * ```
+   */
+  pause(partitions?: readonly TopicPartition[]): void {
+    this.#userPause.pause(partitions);
+  }
+
+  /**
+   * Lifts every user pause (no argument), or those of the named partitions (which stay
+   * paused while the whole consumer is). Fetching resumes unless backpressure holds it.
+   * @throws {InvalidArgumentError} for partitions that are not `{ topic, partition }`
+   */
+  resume(partitions?: readonly TopicPartition[]): void {
+    this.#userPause.resume(partitions);
+  }
+
   /** A snapshot per partition and totals. */
   metrics(): ConsumerMetrics {
     return snapshot({
+      pausedByUser: this.#userPause.all,
       dispatcher: this.#dispatcher,
       frontier: this.#frontier,
       records: this.#records,

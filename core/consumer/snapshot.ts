@@ -32,6 +32,8 @@ export class CommitTally {
 
 /** What {@link snapshot} reads. */
 export interface SnapshotInputs<M> {
+  /** Whether the whole consumer is paused by the user. */
+  readonly pausedByUser: boolean;
   /** Lanes, running records, the stall hold. */
   readonly dispatcher: Dispatcher<M>;
   /** Confirmed positions. */
@@ -60,6 +62,7 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
       partition: lane.partition,
       state: lane.state,
       paused: lane.paused,
+      pausedByUser: lane.userPaused,
       pausedMs: lane.pausedMs + (lane.paused ? now - lane.pausedAt : 0),
       pending: s.pending,
       blocked: s.blocked,
@@ -80,6 +83,7 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
     retained: partitions.reduce((n, p) => n + p.retained, 0),
     completed: r.completed,
     skipped: r.skipped,
+    pausedByUser: inputs.pausedByUser,
     stalled: dispatcher.held,
     failures: r.failures,
     retries: r.retries,
