@@ -91,6 +91,13 @@ export {
   resolveRetryPolicy,
   type RetryPolicy,
 } from "./consumer/retry.ts";
+export {
+  RateGate,
+  type RateLimitOptions,
+  resolveRateLimit,
+  type ResolvedRateLimit,
+  TokenBucket,
+} from "./consumer/rate_limit.ts";
 export { parseRetryAfter, requestedDelay, RetryAfterError, retryDelay } from "./consumer/retry_after.ts";
 export {
   checkOutput,

@@ -38,6 +38,8 @@ export interface DispatchHooks<M> {
   recordSignal?(signal: AbortSignal): void;
   /** A lane was added (the user's pauses apply to it). */
   added?(lane: Lane<M>): void;
+  /** The rate limit (`rateLimit`): every attempt needs its `ready()`, then takes a token with `took()`. */
+  readonly gate?: { ready(): boolean; took(): void; stop(): void };
 }
 
 /**
@@ -218,9 +220,12 @@ export class Dispatcher<M> {
     this.#pumping = true;
     try {
       const max = this.options.concurrency;
+      const gate = this.#hooks.gate;
       while (this.#running < max) {
+        if (gate !== undefined && !gate.ready()) break; // it pumps again once a token is due
         const w = this.#next();
         if (!w) break;
+        gate?.took();
         this.#hooks.start(w);
       }
     } finally {
@@ -244,7 +249,7 @@ export class Dispatcher<M> {
   canStartDirect(lane: Lane<M>): boolean {
     return lane.state === "active" && !lane.userPaused && this.#running < this.options.concurrency &&
       lane.inFlight < this.options.maxInFlightPerPartition && lane.ready.length === 0 && lane.retry.length === 0 &&
-      lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping;
+      lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping && (this.#hooks.gate?.ready() ?? true);
   }
 
   /**
@@ -255,6 +260,7 @@ export class Dispatcher<M> {
    * {@link attemptEnded} and {@link settle}.
    */
   beginDirect(lane: Lane<M>, offset: number): void {
+    this.#hooks.gate?.took();
     lane.inFlight++;
     if (offset > lane.maxStarted) lane.maxStarted = offset;
     lane.active++;
@@ -287,6 +293,7 @@ export class Dispatcher<M> {
   /** Stops starting records (shutdown). */
   halt(): void {
     this.#halted = true;
+    this.#hooks.gate?.stop();
   }
 
   #next(): Work<M> | undefined {

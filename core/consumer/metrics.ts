@@ -78,6 +78,8 @@ export interface ConsumerMetrics {
   maxCommitLatencyMs: number | undefined;
   /** Exactly-once mode only: transactions begun, committed, aborted, fenced, their sizes and latencies. */
   transactions?: TransactionMetrics;
+  /** With `rateLimit` only: the limit, the tokens available now, and how often a start had to wait for one. */
+  rateLimit?: { perSecond: number; burst: number; tokens: number; waits: number };
   /** Whether the cluster answers: `state` `"waiting"` during an outage, since when, the attempts and the last error. */
   cluster: ClusterMetrics;
 }

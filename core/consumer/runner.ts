@@ -38,6 +38,7 @@ import { Dispatcher } from "./dispatcher.ts";
 import { ExactlyOnce } from "./exactly_once.ts";
 import { ConsumerLife, type ConsumerState } from "./lifecycle.ts";
 import { type ConsumerEvents, type ConsumerMetrics, EventHub, type Listener } from "./metrics.ts";
+import { RateGate, resolveRateLimit } from "./rate_limit.ts";
 import { Rebalance } from "./rebalance.ts";
 import { RecordRunner } from "./record_runner.ts";
 import { resolveRetryPolicy } from "./retry.ts";
@@ -107,6 +108,7 @@ export class ParallelConsumer<M> {
   #onAbort: (() => void) | undefined;
   readonly #commits = new CommitTally();
   readonly #userPause: UserPause<M>;
+  readonly #gate: RateGate | undefined;
 
   /**
    * A consumer over `client`, not started yet.
@@ -146,6 +148,9 @@ export class ParallelConsumer<M> {
     const stallMs = nonNegative("commit.stallMs", options.commit?.stallMs, mode === "interval" ? 3 * (options.commit?.intervalMs ?? 1_000) : 1_000);
     const events = this.#events;
     const life = this.#life;
+    const gate = this.#gate = options.rateLimit === undefined
+      ? undefined
+      : new RateGate(resolveRateLimit(options.rateLimit), () => this.#dispatcher.pump());
     const dispatcher = this.#dispatcher = new Dispatcher<M>(options, {
       start: (w) => this.#records.start(w),
       pause: (lane, reason) => {
@@ -168,6 +173,7 @@ export class ParallelConsumer<M> {
       },
       recordSignal: (signal) => client.recordSignal?.(signal),
       added: (lane) => this.#userPause.added(lane),
+      ...(gate ? { gate } : {}),
     });
     this.#userPause = new UserPause<M>({ dispatcher, client, events, life });
     const keyOf = client.keyOf;
@@ -353,6 +359,7 @@ export class ParallelConsumer<M> {
   metrics(): ConsumerMetrics {
     return snapshot({
       pausedByUser: this.#userPause.all,
+      gate: this.#gate,
       dispatcher: this.#dispatcher,
       frontier: this.#frontier,
       records: this.#records,

@@ -10,6 +10,7 @@ import type { DispatchOptions } from "./dispatcher.ts";
 import type { EngineChoice } from "../tracker/engines.ts";
 import type { ClusterOptions } from "./cluster.ts";
 import type { ConsumerListeners } from "./metrics.ts";
+import type { RateLimitOptions } from "./rate_limit.ts";
 import type { RetryPolicy } from "./retry.ts";
 import type { OutputRecord, TransactionalOptions, TransactionalPort, TransactionalSend } from "./transactions.ts";
 
@@ -62,6 +63,12 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
   /** Event listeners. */
   on?: ConsumerListeners;
   /**
+   * Handler starts (attempts, retries included) per second across the consumer, a token
+   * bucket holding up to `burst`. Records waiting for a token stay queued and count against
+   * the high mark and `maxBuffered`, which pause fetching. Default: no limit.
+   */
+  rateLimit?: RateLimitOptions;
+  /**
    * Exactly-once mode (see transactions.ts): the handler's context gains `send`, and each
    * commit cycle commits, per partition, one transaction with the outputs of exactly the
    * records it calls finished plus the offset and completed set. `port`: the client's
@@ -81,16 +88,19 @@ export const CONSUMER_OPTION_NAMES: {
   readonly completedSet: OptionNames<{ budget?: number }>;
   readonly cluster: OptionNames<ClusterOptions>;
   readonly on: OptionNames<ConsumerListeners>;
+  readonly rateLimit: OptionNames<RateLimitOptions>;
 } = {
   top: {
     handler: true, retry: true, commit: true, drainTimeoutMs: true, shutdownGraceMs: true, signal: true, cluster: true,
     engine: true, capacity: true, on: true, transactional: true, ordering: true, concurrency: true,
     maxInFlightPerPartition: true, highWaterMark: true, lowWaterMark: true, maxBuffered: true,
+    rateLimit: true,
   },
   retry: { retries: true, initialDelayMs: true, maxDelayMs: true, multiplier: true, jitter: true, onExhausted: true },
   commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, completedSet: true, metadata: true },
   completedSet: { budget: true },
   cluster: { maxUnavailableMs: true, initialDelayMs: true, maxDelayMs: true },
+  rateLimit: { perSecond: true, burst: true },
   on: {
     commit: true, pause: true, resume: true, retry: true, deadLetter: true, error: true, claim: true, stall: true,
     transaction: true, unavailable: true, available: true,
@@ -112,4 +122,5 @@ export function checkConsumerOptions(options: object, extra: Readonly<Record<str
   checkKnownOptions("options.commit.completedSet", (o.commit as Record<string, unknown> | undefined)?.completedSet, n.completedSet);
   checkKnownOptions("options.cluster", o.cluster, n.cluster);
   checkKnownOptions("options.on", o.on, n.on);
+  checkKnownOptions("options.rateLimit", o.rateLimit, n.rateLimit);
 }

@@ -6,6 +6,7 @@
  */
 import type { ClusterWatch } from "./cluster.ts";
 import type { Dispatcher } from "./dispatcher.ts";
+import type { RateGate } from "./rate_limit.ts";
 import type { ExactlyOnce } from "./exactly_once.ts";
 import type { ConsumerMetrics, PartitionMetrics } from "./metrics.ts";
 import type { RecordRunner } from "./record_runner.ts";
@@ -32,6 +33,8 @@ export class CommitTally {
 
 /** What {@link snapshot} reads. */
 export interface SnapshotInputs<M> {
+  /** The rate limit, if any. */
+  readonly gate: RateGate | undefined;
   /** Whether the whole consumer is paused by the user. */
   readonly pausedByUser: boolean;
   /** Lanes, running records, the stall hold. */
@@ -94,5 +97,6 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
     maxCommitLatencyMs: c.maxMs,
     ...(tx ? { transactions: { ...tx.m, ready: tx.stage.size } } : {}),
     cluster: inputs.watch.metrics(),
+    ...(inputs.gate ? { rateLimit: { ...inputs.gate.limit, tokens: inputs.gate.tokens, waits: inputs.gate.waits } } : {}),
   };
 }
