@@ -98,6 +98,15 @@ export {
   type ResolvedRateLimit,
   TokenBucket,
 } from "./consumer/rate_limit.ts";
+export {
+  resolveStuckOptions,
+  type ResolvedStuckOptions,
+  type StuckAction,
+  type StuckEvent,
+  type StuckOptions,
+  StuckRecordError,
+  StuckWatch,
+} from "./consumer/stuck.ts";
 export { parseRetryAfter, requestedDelay, RetryAfterError, retryDelay } from "./consumer/retry_after.ts";
 export {
   checkOutput,

@@ -356,6 +356,7 @@ export class Dispatcher<M> {
   #abandon(work: Work<M>): Work<M>[] {
     const lane = work.lane;
     lane.inFlight--;
+    work.finished = true;
     if (work.key === undefined || this.options.ordering !== "key") return [];
     const rest = lane.keys.get(work.key) ?? [];
     lane.keys.delete(work.key);
@@ -418,6 +419,7 @@ export class Dispatcher<M> {
   settle(work: Work<M>): void {
     const lane = work.lane;
     lane.inFlight--;
+    work.finished = true;
     if (work.key !== undefined && this.options.ordering === "key" && lane.state !== "stopped" && !lane.ended) {
       const rest = lane.keys.get(work.key);
       if (rest !== undefined) {

@@ -8,6 +8,7 @@
 import type { CommitOffset, TopicPartition } from "./client.ts";
 import type { TransactionEvent, TransactionMetrics } from "./transactions.ts";
 import type { AvailableEvent, ClusterMetrics, UnavailableEvent } from "./cluster.ts";
+import type { StuckEvent } from "./stuck.ts";
 
 /** The state of a partition's lane. */
 export type PartitionState = "active" | "draining" | "stopped";
@@ -68,6 +69,8 @@ export interface ConsumerMetrics {
   retries: number;
   /** Records dead-lettered. */
   deadLettered: number;
+  /** With `stuck` only: records found unfinished past `stuck.maxPendingMs` (0 without it). */
+  stuck: number;
   /** Commits acknowledged. */
   commits: number;
   /** Commits failed or uncertain. */
@@ -186,6 +189,7 @@ export interface ClaimEvent extends TopicPartition {
  * | `deadLetter` | the dead-letter produce of a record was acknowledged (the record now counts as complete) | {@link DeadLetterEvent}: `topic`, `partition`, `offset`, `attempts`, `error` |
  * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |
  * | `stall`      | no commit was acknowledged for `commit.stallMs` (or one was refused, or the cluster is out of reach) while records finished: no record starts until one is (or that hold ended) | {@link StallEvent}: `stalled`, `sinceMs` |
+ * | `stuck`      | with the `stuck` option: a record was unfinished `maxPendingMs` after its first attempt started; what happens to it is `action` | {@link StuckEvent}: `topic`, `partition`, `offset`, `pendingMs`, `attempt`, `action` |
  * | `transaction`| exactly-once mode: one partition's transaction ended (committed, aborted or fenced) | {@link TransactionEvent}: `topic`, `partition`, `outcome`, `offset`, `records`, `latencyMs`, `error?` |
  * | `claim`      | at assignment, a partition's committed metadata was read back: used as a completed set, or ignored with the reason | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
  * | `unavailable` | an attempt to reach the cluster failed (connect, join, coordinator, commit): the consumer waits and tries again | {@link UnavailableEvent}: `sinceMs`, `attempts`, `lastError`, `brokers`, `delayMs` |
@@ -216,6 +220,8 @@ export interface ConsumerEvents {
   claim: ClaimEvent;
   /** Dispatching was held because commits stopped landing, or released. */
   stall: StallEvent;
+  /** A record was found stuck (the `stuck` option; not the commit `stall`). */
+  stuck: StuckEvent;
   /** Exactly-once mode: one partition's transaction ended. */
   transaction: TransactionEvent;
   /** An attempt to reach the cluster failed: the consumer waits and tries again. */

@@ -13,6 +13,7 @@ import type { ExactlyOnce } from "./exactly_once.ts";
 import type { EventHub } from "./metrics.ts";
 import { type ResolvedRetryPolicy, backoffDelay, canRetry } from "./retry.ts";
 import { retryDelay } from "./retry_after.ts";
+import type { StuckRecordError, StuckWatch } from "./stuck.ts";
 import type { Handler, RecordContext, TransactionalContext } from "./runner_options.ts";
 import { checkOutput, type OutputRecord } from "./transactions.ts";
 import { InvalidArgumentError, OffsetFrontierError } from "../errors.ts";
@@ -63,6 +64,8 @@ export interface RecordInputs<M> {
   readonly completedSets: boolean;
   /** Exactly-once mode: the handler's context gains `send`; outputs are staged on completion. */
   readonly tx: ExactlyOnce<M> | undefined;
+  /** The stuck-record watch (`stuck`), if any: told of every first attempt. */
+  readonly stuck?: StuckWatch<M>;
 }
 
 /** Runs handler attempts and settles their records; keeps the record counters. */
@@ -85,6 +88,7 @@ export class RecordRunner<M> {
   readonly #retry: ResolvedRetryPolicy;
   readonly #completedSets: boolean;
   readonly #tx: ExactlyOnce<M> | undefined;
+  readonly #stuck: StuckWatch<M> | undefined;
 
   /**
    * A runner over `inputs`.
@@ -99,10 +103,13 @@ export class RecordRunner<M> {
     this.#retry = inputs.retry;
     this.#completedSets = inputs.completedSets;
     this.#tx = inputs.tx;
+    this.#stuck = inputs.stuck;
   }
 
   /** Calls the handler for `work` (the dispatcher's `start`): its settling ends the attempt, as {@link attemptOk} or {@link attemptFailed}. */
   start(work: Work<M>): void {
+    this.#stuck?.started(work);
+    work.running = true;
     let result: unknown;
     let context: RecordContext = work;
     if (this.#tx) {
@@ -146,6 +153,8 @@ export class RecordRunner<M> {
 
   /** An attempt succeeded: the record completes (with its staged `outputs` in exactly-once mode) and the next records start. */
   attemptOk(work: Work<M>, outputs?: readonly OutputRecord[]): void {
+    if (work.givenUp) return; // abandoned as stuck: its worker was freed then, and this completion does not count
+    work.running = false;
     this.#dispatcher.attemptEnded(work);
     this.#complete(work, outputs);
     this.#dispatcher.pump();
@@ -174,6 +183,8 @@ export class RecordRunner<M> {
 
   /** An attempt failed with `error`: retried with backoff, then dead-lettered or its partition stops (abandoned past a drain's bound). */
   attemptFailed(work: Work<M>, error: unknown): void {
+    if (work.givenUp) return; // abandoned as stuck
+    work.running = false;
     this.failures++;
     work.error = error;
     const lane = work.lane;
@@ -207,7 +218,15 @@ export class RecordRunner<M> {
     this.#dispatcher.pump();
   }
 
+  /** A record found stuck (its worker already freed): dead-lettered, or its partition stops. */
+  giveUp(work: Work<M>, error: StuckRecordError, action: "dead-letter" | "stop"): void {
+    if (action === "dead-letter") this.#deadLetter(work, 1);
+    else this.#stopPartition(work, error);
+    this.#dispatcher.pump();
+  }
+
   #deadLetter(work: Work<M>, produceAttempt: number): void {
+    work.deadLettering = true;
     const lane = work.lane;
     const info = {
       topic: lane.topic,

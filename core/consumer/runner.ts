@@ -46,6 +46,7 @@ import { checkConsumerOptions, type ParallelConsumerOptions } from "./runner_opt
 import { drainAndClose } from "./shutdown.ts";
 import { CommitTally, snapshot } from "./snapshot.ts";
 import { StallGuard } from "./stall.ts";
+import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
 import { UserPause } from "./user_pause.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
 import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
@@ -109,6 +110,7 @@ export class ParallelConsumer<M> {
   readonly #commits = new CommitTally();
   readonly #userPause: UserPause<M>;
   readonly #gate: RateGate | undefined;
+  readonly #stuck: StuckWatch<M> | undefined;
 
   /**
    * A consumer over `client`, not started yet.
@@ -130,6 +132,7 @@ export class ParallelConsumer<M> {
     const txTimeoutMs = txo === undefined ? 0 : resolveTransactionalOptions(txo).timeoutMs;
     const canDeadLetter = txo ? typeof txo.port.deadLetter === "function" : typeof client.deadLetter === "function";
     const retry = resolveRetryPolicy(options.retry, canDeadLetter);
+    const stuckOptions = options.stuck === undefined ? undefined : resolveStuckOptions(options.stuck, canDeadLetter);
     const drainMs = nonNegative("drainTimeoutMs", options.drainTimeoutMs, 5_000);
     this.#graceMs = nonNegative("shutdownGraceMs", options.shutdownGraceMs, 10_000);
     const completedSet = options.commit?.completedSet;
@@ -172,7 +175,10 @@ export class ParallelConsumer<M> {
         }
       },
       recordSignal: (signal) => client.recordSignal?.(signal),
-      added: (lane) => this.#userPause.added(lane),
+      added: (lane) => {
+        this.#userPause.added(lane);
+        this.#stuck?.added(lane);
+      },
       ...(gate ? { gate } : {}),
     });
     this.#userPause = new UserPause<M>({ dispatcher, client, events, life });
@@ -205,7 +211,12 @@ export class ParallelConsumer<M> {
     const tx = this.#tx = txo === undefined
       ? undefined
       : new ExactlyOnce<M>(txo.port, txTimeoutMs, { dispatcher, frontier, events, life, claims });
-    const records = this.#records = new RecordRunner<M>({ handler, dispatcher, scheduler, client, events, retry, completedSets, tx });
+    const stuck = this.#stuck = stuckOptions === undefined ? undefined : new StuckWatch<M>(stuckOptions, {
+      dispatcher,
+      events,
+      giveUp: (work, error, action) => this.#records.giveUp(work, error, action),
+    });
+    const records = this.#records = new RecordRunner<M>({ handler, dispatcher, scheduler, client, events, retry, completedSets, tx, stuck });
     const stall = this.#stall = new StallGuard(stallMs, {
       dispatcher,
       events,
@@ -220,7 +231,7 @@ export class ParallelConsumer<M> {
       records,
       life,
       keyOf: dispatcher.options.ordering === "key" && keyOf ? keyOf.bind(client) : undefined,
-      direct: tx === undefined,
+      direct: tx === undefined && stuck === undefined, // both need a full context per record
     });
     this.#rebalance = new Rebalance<M>({ dispatcher, frontier, scheduler, claims, stall, life, tx, completedSets, drainMs });
     this.#signal = options.signal;
@@ -279,6 +290,7 @@ export class ParallelConsumer<M> {
     this.#scheduler.start();
     this.#watch.connecting();
     this.#stall.start();
+    this.#stuck?.start();
     if (this.#signal) {
       // Listened to from here on: an abort while the start waits for the cluster ends it.
       this.#onAbort = () => void this.shutdown();
@@ -324,6 +336,7 @@ export class ParallelConsumer<M> {
       stall: this.#stall,
       commitFailed: () => void this.#commits.failures++,
     }, graceMs);
+    this.#stuck?.stop();
     if (life.state === "stopping") life.state = "stopped";
     this.#resolveDone();
   }
@@ -360,6 +373,7 @@ export class ParallelConsumer<M> {
     return snapshot({
       pausedByUser: this.#userPause.all,
       gate: this.#gate,
+      stuck: this.#stuck,
       dispatcher: this.#dispatcher,
       frontier: this.#frontier,
       records: this.#records,
@@ -377,6 +391,7 @@ export class ParallelConsumer<M> {
     this.#stopWaiting.abort(error);
     this.#watch.close();
     this.#stall.stop();
+    this.#stuck?.stop();
     this.#events.emit("error", { kind: "client", error });
     this.#scheduler.halt();
     this.#dispatcher.halt();

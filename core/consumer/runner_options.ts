@@ -12,6 +12,7 @@ import type { ClusterOptions } from "./cluster.ts";
 import type { ConsumerListeners } from "./metrics.ts";
 import type { RateLimitOptions } from "./rate_limit.ts";
 import type { RetryPolicy } from "./retry.ts";
+import type { StuckOptions } from "./stuck.ts";
 import type { OutputRecord, TransactionalOptions, TransactionalPort, TransactionalSend } from "./transactions.ts";
 
 /** What the handler gets besides the record. */
@@ -69,6 +70,13 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
    */
   rateLimit?: RateLimitOptions;
   /**
+   * Stuck records: one unfinished `maxPendingMs` after its first attempt started is
+   * reported (`stuck` event) and, by `action`, dead-lettered (its attempt's `signal`
+   * aborted, a late completion ignored), or its partition stops, or only reported.
+   * Default: not watched. (Not `commit.stallMs`, which holds starts while commits fail.)
+   */
+  stuck?: StuckOptions;
+  /**
    * Exactly-once mode (see transactions.ts): the handler's context gains `send`, and each
    * commit cycle commits, per partition, one transaction with the outputs of exactly the
    * records it calls finished plus the offset and completed set. `port`: the client's
@@ -89,21 +97,23 @@ export const CONSUMER_OPTION_NAMES: {
   readonly cluster: OptionNames<ClusterOptions>;
   readonly on: OptionNames<ConsumerListeners>;
   readonly rateLimit: OptionNames<RateLimitOptions>;
+  readonly stuck: OptionNames<StuckOptions>;
 } = {
   top: {
     handler: true, retry: true, commit: true, drainTimeoutMs: true, shutdownGraceMs: true, signal: true, cluster: true,
     engine: true, capacity: true, on: true, transactional: true, ordering: true, concurrency: true,
     maxInFlightPerPartition: true, highWaterMark: true, lowWaterMark: true, maxBuffered: true,
-    rateLimit: true,
+    rateLimit: true, stuck: true,
   },
   retry: { retries: true, initialDelayMs: true, maxDelayMs: true, multiplier: true, jitter: true, onExhausted: true },
   commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, completedSet: true, metadata: true },
   completedSet: { budget: true },
   cluster: { maxUnavailableMs: true, initialDelayMs: true, maxDelayMs: true },
   rateLimit: { perSecond: true, burst: true },
+  stuck: { maxPendingMs: true, action: true },
   on: {
     commit: true, pause: true, resume: true, retry: true, deadLetter: true, error: true, claim: true, stall: true,
-    transaction: true, unavailable: true, available: true,
+    transaction: true, unavailable: true, available: true, stuck: true,
   },
 };
 
@@ -123,4 +133,5 @@ export function checkConsumerOptions(options: object, extra: Readonly<Record<str
   checkKnownOptions("options.cluster", o.cluster, n.cluster);
   checkKnownOptions("options.on", o.on, n.on);
   checkKnownOptions("options.rateLimit", o.rateLimit, n.rateLimit);
+  checkKnownOptions("options.stuck", o.stuck, n.stuck);
 }

@@ -7,6 +7,7 @@
 import type { ClusterWatch } from "./cluster.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { RateGate } from "./rate_limit.ts";
+import type { StuckWatch } from "./stuck.ts";
 import type { ExactlyOnce } from "./exactly_once.ts";
 import type { ConsumerMetrics, PartitionMetrics } from "./metrics.ts";
 import type { RecordRunner } from "./record_runner.ts";
@@ -33,6 +34,8 @@ export class CommitTally {
 
 /** What {@link snapshot} reads. */
 export interface SnapshotInputs<M> {
+  /** The stuck-record watch, if any. */
+  readonly stuck: StuckWatch<M> | undefined;
   /** The rate limit, if any. */
   readonly gate: RateGate | undefined;
   /** Whether the whole consumer is paused by the user. */
@@ -91,6 +94,7 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
     failures: r.failures,
     retries: r.retries,
     deadLettered: r.deadLettered,
+    stuck: inputs.stuck?.count ?? 0,
     commits: c.commits,
     commitFailures: c.failures,
     lastCommitLatencyMs: c.lastMs,
