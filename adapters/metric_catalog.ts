@@ -159,6 +159,20 @@ export const CONSUMER_VALUES: readonly ConsumerValue[] = [
     value: (m) => m.deadLettered,
   },
   {
+    name: "stuck_total",
+    help: "Records found unfinished past stuck.maxPendingMs after their first attempt started (0 without the stuck option).",
+    unit: "{record}",
+    counter: true,
+    value: (m) => m.stuck ?? 0, // (a source without the field counts 0)
+  },
+  {
+    name: "paused_by_user",
+    help: "1 while the whole consumer is paused by consumer.pause(), else 0.",
+    unit: "1",
+    counter: false,
+    value: (m) => (m.pausedByUser ? 1 : 0),
+  },
+  {
     name: "skipped_total",
     help: "Records delivered again that an earlier owner's commit claimed finished: completed without running the handler.",
     unit: "{record}",
