@@ -107,6 +107,14 @@ export {
   StuckRecordError,
   StuckWatch,
 } from "./consumer/stuck.ts";
+export {
+  type BatchContext,
+  type BatchHandler,
+  type BatchOptions,
+  type BatchResult,
+  resolveBatchOptions,
+  type ResolvedBatchOptions,
+} from "./consumer/batch.ts";
 export { parseRetryAfter, requestedDelay, RetryAfterError, retryDelay } from "./consumer/retry_after.ts";
 export {
   checkOutput,

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ConsumerClient } from "./client.ts";
+import type { BatchCollector } from "./batch.ts";
 import type { CommitScheduler } from "./commit_scheduler.ts";
 import type { Dispatcher, Lane, Work } from "./dispatcher.ts";
 import type { ExactlyOnce } from "./exactly_once.ts";
@@ -66,6 +67,8 @@ export interface RecordInputs<M> {
   readonly tx: ExactlyOnce<M> | undefined;
   /** The stuck-record watch (`stuck`), if any: told of every first attempt. */
   readonly stuck?: StuckWatch<M>;
+  /** Batch mode: started records go to it instead of the record handler. */
+  readonly batch?: BatchCollector<M>;
 }
 
 /** Runs handler attempts and settles their records; keeps the record counters. */
@@ -89,6 +92,7 @@ export class RecordRunner<M> {
   readonly #completedSets: boolean;
   readonly #tx: ExactlyOnce<M> | undefined;
   readonly #stuck: StuckWatch<M> | undefined;
+  readonly #batch: BatchCollector<M> | undefined;
 
   /**
    * A runner over `inputs`.
@@ -104,12 +108,14 @@ export class RecordRunner<M> {
     this.#completedSets = inputs.completedSets;
     this.#tx = inputs.tx;
     this.#stuck = inputs.stuck;
+    this.#batch = inputs.batch;
   }
 
   /** Calls the handler for `work` (the dispatcher's `start`): its settling ends the attempt, as {@link attemptOk} or {@link attemptFailed}. */
   start(work: Work<M>): void {
     this.#stuck?.started(work);
     work.running = true;
+    if (this.#batch) return this.#batch.add(work); // its batch's result ends the attempt
     let result: unknown;
     let context: RecordContext = work;
     if (this.#tx) {

@@ -31,6 +31,7 @@
  */
 import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from "./client.ts";
 import { Claims } from "./claims.ts";
+import { BatchCollector, resolveBatchOptions } from "./batch.ts";
 import { ClusterWatch } from "./cluster.ts";
 import { CommitScheduler } from "./commit_scheduler.ts";
 import { Delivery } from "./delivery.ts";
@@ -119,13 +120,21 @@ export class ParallelConsumer<M> {
    * @throws {InvalidArgumentError} for bad options
    */
   constructor(client: ConsumerClient<M>, options: ParallelConsumerOptions<M>) {
-    if (typeof options?.handler !== "function") {
-      throw new InvalidArgumentError(`handler must be a function; got ${describe(options?.handler)}`);
+    const batchOptions = options?.batch === undefined ? undefined : resolveBatchOptions(options.batch);
+    if (batchOptions !== undefined ? options.handler !== undefined : typeof options?.handler !== "function") {
+      throw new InvalidArgumentError(
+        batchOptions !== undefined
+          ? `handler and batch.handler cannot both be given: batch.handler takes the records`
+          : `handler must be a function; got ${describe(options?.handler)}`,
+      );
     }
     checkConsumerOptions(options);
     this.#client = client;
-    const handler = options.handler;
+    const handler = options.handler ?? (() => {}); // batch mode: records go to the collector instead
     const txo = options.transactional;
+    if (batchOptions !== undefined && txo !== undefined) {
+      throw new InvalidArgumentError("batch cannot be combined with transactional (exactly-once) yet: use a record handler there");
+    }
     if (txo !== undefined && (txo === null || typeof txo.port?.commit !== "function" || typeof txo.port?.open !== "function")) {
       throw new InvalidArgumentError(`transactional.port must be a TransactionalPort; got ${describe(txo?.port)}`);
     }
@@ -216,7 +225,12 @@ export class ParallelConsumer<M> {
       events,
       giveUp: (work, error, action) => this.#records.giveUp(work, error, action),
     });
-    const records = this.#records = new RecordRunner<M>({ handler, dispatcher, scheduler, client, events, retry, completedSets, tx, stuck });
+    const batch = batchOptions === undefined ? undefined : new BatchCollector<M>(batchOptions, {
+      ok: (work) => this.#records.attemptOk(work),
+      failed: (work, error) => this.#records.attemptFailed(work, error),
+      full: () => dispatcher.running >= dispatcher.options.concurrency,
+    });
+    const records = this.#records = new RecordRunner<M>({ handler, dispatcher, scheduler, client, events, retry, completedSets, tx, stuck, batch });
     const stall = this.#stall = new StallGuard(stallMs, {
       dispatcher,
       events,
@@ -231,7 +245,7 @@ export class ParallelConsumer<M> {
       records,
       life,
       keyOf: dispatcher.options.ordering === "key" && keyOf ? keyOf.bind(client) : undefined,
-      direct: tx === undefined && stuck === undefined, // both need a full context per record
+      direct: tx === undefined && stuck === undefined && batch === undefined, // each needs a full context per record
     });
     this.#rebalance = new Rebalance<M>({ dispatcher, frontier, scheduler, claims, stall, life, tx, completedSets, drainMs });
     this.#signal = options.signal;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { BatchOptions } from "./batch.ts";
 import type { CommitOptions } from "./commit_scheduler.ts";
 import { checkKnownOptions, type OptionNames } from "./known_options.ts";
 import type { DispatchOptions } from "./dispatcher.ts";
@@ -40,8 +41,14 @@ export type Handler<M> = (message: M, context: RecordContext) => unknown;
 
 /** Options of a {@link ParallelConsumer}. */
 export interface ParallelConsumerOptions<M> extends DispatchOptions {
-  /** Runs once per record (again on retries). */
-  handler: Handler<M>;
+  /** Runs once per record (again on retries). Required unless `batch` (with its own handler) is given. */
+  handler?: Handler<M>;
+  /**
+   * The batch handler instead of `handler`: started records are gathered (up to
+   * `maxRecords`, waiting up to `maxWaitMs`) and handed to one call that may fail single
+   * records (see batch.ts). Not with `transactional`.
+   */
+  batch?: BatchOptions<M>;
   /** How failing records are retried and what happens after the last retry. */
   retry?: RetryPolicy;
   /** Commit mode, interval, timeout and metadata. */
@@ -98,12 +105,13 @@ export const CONSUMER_OPTION_NAMES: {
   readonly on: OptionNames<ConsumerListeners>;
   readonly rateLimit: OptionNames<RateLimitOptions>;
   readonly stuck: OptionNames<StuckOptions>;
+  readonly batch: OptionNames<BatchOptions<unknown>>;
 } = {
   top: {
     handler: true, retry: true, commit: true, drainTimeoutMs: true, shutdownGraceMs: true, signal: true, cluster: true,
     engine: true, capacity: true, on: true, transactional: true, ordering: true, concurrency: true,
     maxInFlightPerPartition: true, highWaterMark: true, lowWaterMark: true, maxBuffered: true,
-    rateLimit: true, stuck: true,
+    rateLimit: true, stuck: true, batch: true,
   },
   retry: { retries: true, initialDelayMs: true, maxDelayMs: true, multiplier: true, jitter: true, onExhausted: true },
   commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, completedSet: true, metadata: true },
@@ -111,6 +119,7 @@ export const CONSUMER_OPTION_NAMES: {
   cluster: { maxUnavailableMs: true, initialDelayMs: true, maxDelayMs: true },
   rateLimit: { perSecond: true, burst: true },
   stuck: { maxPendingMs: true, action: true },
+  batch: { maxRecords: true, maxWaitMs: true, handler: true },
   on: {
     commit: true, pause: true, resume: true, retry: true, deadLetter: true, error: true, claim: true, stall: true,
     transaction: true, unavailable: true, available: true, stuck: true,
@@ -134,4 +143,5 @@ export function checkConsumerOptions(options: object, extra: Readonly<Record<str
   checkKnownOptions("options.on", o.on, n.on);
   checkKnownOptions("options.rateLimit", o.rateLimit, n.rateLimit);
   checkKnownOptions("options.stuck", o.stuck, n.stuck);
+  checkKnownOptions("options.batch", o.batch, n.batch);
 }
