@@ -71,6 +71,10 @@ export {
   type StallEvent,
 } from "./consumer/metrics.ts";
 export type { OnExhausted, RetryPolicy } from "./consumer/retry.ts";
+export type { RateLimitOptions } from "./consumer/rate_limit.ts";
+export { type StuckAction, type StuckEvent, type StuckOptions, StuckRecordError } from "./consumer/stuck.ts";
+export type { BatchContext, BatchHandler, BatchOptions, BatchResult } from "./consumer/batch.ts";
+export { parseRetryAfter, RetryAfterError } from "./consumer/retry_after.ts";
 export {
   type OpenPartition,
   type OutputRecord,

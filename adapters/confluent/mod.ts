@@ -44,8 +44,8 @@ export interface ConfluentConsumerOptions extends Omit<ParallelConsumerOptions<C
   topics: ReadonlyArray<string | RegExp>;
   /** Start from the earliest offset when the group has no committed offset (`auto.offset.reset`). Default `false`. */
   fromBeginning?: boolean;
-  /** Runs once per record (again on retries). */
-  handler: Handler<ConfluentMessage>;
+  /** Runs once per record (again on retries). Required unless `batch` gives a batch handler. */
+  handler?: Handler<ConfluentMessage>;
   /** Dead-letter producer; with it, records whose retries are used up are dead-lettered (see `retry.onExhausted`). */
   deadLetter?: ConfluentDeadLetterOptions;
   /** How long to wait for librdkafka's outcome of a commit before it counts as failed. Default 60,000 ms. */
@@ -129,6 +129,9 @@ export type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
 export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
 export type * from "./types.ts";
 export {
+  type BatchContext,
+  type BatchHandler,
+  type BatchResult,
   type CommitEvent,
   type ConsumerEvents,
   type ConsumerMetrics,
@@ -140,6 +143,8 @@ export {
   type PartitionMetrics,
   type PauseEvent,
   PartitionStoppedError,
+  parseRetryAfter,
+  RetryAfterError,
   type RecordContext,
   type ResumeEvent,
   type RetryEvent,

@@ -113,6 +113,12 @@ export const PARTITION_GAUGES: readonly PartitionGauge[] = [
     value: (p) => (p.paused ? 1 : 0),
   },
   {
+    name: "partition_paused_by_user",
+    help: "1 while the partition is paused by consumer.pause() (no record starts, fetching paused), else 0.",
+    unit: "1",
+    value: (p) => (p.pausedByUser ? 1 : 0),
+  },
+  {
     name: "partition_stopped",
     help: "1 once a record failed for good and the partition stopped, else 0.",
     unit: "1",
@@ -151,6 +157,20 @@ export const CONSUMER_VALUES: readonly ConsumerValue[] = [
     unit: "{record}",
     counter: true,
     value: (m) => m.deadLettered,
+  },
+  {
+    name: "stuck_total",
+    help: "Records found unfinished past stuck.maxPendingMs after their first attempt started (0 without the stuck option).",
+    unit: "{record}",
+    counter: true,
+    value: (m) => m.stuck ?? 0, // (a source without the field counts 0)
+  },
+  {
+    name: "paused_by_user",
+    help: "1 while the whole consumer is paused by consumer.pause(), else 0.",
+    unit: "1",
+    counter: false,
+    value: (m) => (m.pausedByUser ? 1 : 0),
   },
   {
     name: "skipped_total",

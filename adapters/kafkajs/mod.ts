@@ -35,8 +35,8 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
   topics: ReadonlyArray<string | RegExp>;
   /** Start from the earliest offset when the group has no committed offset. Default `false`. */
   fromBeginning?: boolean;
-  /** Runs once per record (again on retries): the KafkaJS message and its topic, partition, offset, attempt and signal. */
-  handler: Handler<KafkaMessage>;
+  /** Runs once per record (again on retries): the KafkaJS message and its topic, partition, offset, attempt and signal. Required unless `batch` gives a batch handler. */
+  handler?: Handler<KafkaMessage>;
   /**
    * Dead-letter producer; with it, records whose retries are used up are dead-lettered
    * (see `retry.onExhausted`). With `transactional` the dead letter goes in the record's
@@ -150,6 +150,9 @@ export type { Consumer, Kafka, KafkaMessage, Producer } from "./types.ts";
 export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
 export type { DeadLetterOptions } from "./dead_letter.ts";
 export {
+  type BatchContext,
+  type BatchHandler,
+  type BatchResult,
   type CommitEvent,
   type ConsumerEvents,
   type ConsumerMetrics,
@@ -161,6 +164,8 @@ export {
   type PartitionMetrics,
   type PauseEvent,
   PartitionStoppedError,
+  parseRetryAfter,
+  RetryAfterError,
   type OutputRecord,
   type RecordContext,
   type ResumeEvent,

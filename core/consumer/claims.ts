@@ -138,7 +138,7 @@ export class Claims<M> {
     for (const lane of lanes) {
       if (lane.ended || !lane.held) continue;
       lane.held = false;
-      if (!lane.paused && lane.state === "active") resume.push(lane);
+      if (!lane.paused && !lane.userPaused && lane.state === "active") resume.push(lane);
     }
     if (resume.length > 0 && this.#in.life.live) this.#in.client.resume(resume);
   }

@@ -76,7 +76,7 @@ export class Delivery<M> {
    */
   deliver(batch: DeliveredBatch<M>): boolean {
     const lane = this.#dispatcher.lane(batch.topic, batch.partition);
-    if (lane === undefined || lane.state !== "active" || lane.paused || lane.held || !this.#life.live) {
+    if (lane === undefined || lane.state !== "active" || lane.paused || lane.held || lane.userPaused || !this.#life.live) {
       if (lane && lane.state === "stopped" && !lane.paused) this.#records.pauseStopped(lane);
       return false;
     }

@@ -36,6 +36,10 @@ export interface DispatchHooks<M> {
   resume(lane: Lane<M>): void;
   /** A new lane's record signal, before any record of it starts (`ConsumerClient.recordSignal`). */
   recordSignal?(signal: AbortSignal): void;
+  /** A lane was added (the user's pauses apply to it). */
+  added?(lane: Lane<M>): void;
+  /** The rate limit (`rateLimit`): every attempt needs its `ready()`, then takes a token with `took()`. */
+  readonly gate?: { ready(): boolean; took(): void; stop(): void };
 }
 
 /**
@@ -109,6 +113,7 @@ export class Dispatcher<M> {
     this.#hooks.recordSignal?.(lane.controller.signal);
     byPartition.set(partition, lane);
     this.#order.push(lane);
+    this.#hooks.added?.(lane);
     return lane;
   }
 
@@ -150,7 +155,7 @@ export class Dispatcher<M> {
     if (lane.state === "active" || state === "stopped") lane.state = state;
     if (state === "draining" && until > lane.drainUntil) lane.drainUntil = until;
     const dropped: Work<M, Lane<M>>[] = [];
-    const left = this.drainLeft(lane);
+    const left = lane.userPaused ? 0 : this.drainLeft(lane); // a user-paused lane starts nothing, retries neither
     if (left <= 0) {
       // Records waiting to run again: abandoned (their keys' later records with them).
       const retrying = [...lane.retry.clear(), ...lane.waiting];
@@ -164,7 +169,7 @@ export class Dispatcher<M> {
       // A retry timer set to fire past the deadline fires sooner, leaving time for the attempt.
       for (const w of lane.waiting) this.#capTimer(w, left);
     }
-    const keep = lane.state === "draining" ? lane.maxStarted : -1;
+    const keep = lane.state === "draining" && !lane.userPaused ? lane.maxStarted : -1;
     for (const w of lane.ready.clear()) {
       if (w.offset < keep) lane.ready.push(w);
       else {
@@ -216,9 +221,12 @@ export class Dispatcher<M> {
     this.#pumping = true;
     try {
       const max = this.options.concurrency;
+      const gate = this.#hooks.gate;
       while (this.#running < max) {
+        if (gate !== undefined && !gate.ready()) break; // it pumps again once a token is due
         const w = this.#next();
         if (!w) break;
+        gate?.took();
         this.#hooks.start(w);
       }
     } finally {
@@ -240,9 +248,9 @@ export class Dispatcher<M> {
    * starting one of `lane`'s records directly then passes over no other lane's.
    */
   canStartDirect(lane: Lane<M>): boolean {
-    return lane.state === "active" && this.#running < this.options.concurrency &&
+    return lane.state === "active" && !lane.userPaused && this.#running < this.options.concurrency &&
       lane.inFlight < this.options.maxInFlightPerPartition && lane.ready.length === 0 && lane.retry.length === 0 &&
-      lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping;
+      lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping && (this.#hooks.gate?.ready() ?? true);
   }
 
   /**
@@ -253,6 +261,7 @@ export class Dispatcher<M> {
    * {@link attemptEnded} and {@link settle}.
    */
   beginDirect(lane: Lane<M>, offset: number): void {
+    this.#hooks.gate?.took();
     lane.inFlight++;
     if (offset > lane.maxStarted) lane.maxStarted = offset;
     lane.active++;
@@ -285,6 +294,7 @@ export class Dispatcher<M> {
   /** Stops starting records (shutdown). */
   halt(): void {
     this.#halted = true;
+    this.#hooks.gate?.stop();
   }
 
   #next(): Work<M, Lane<M>> | undefined {
@@ -294,7 +304,7 @@ export class Dispatcher<M> {
     for (let i = 0; i < n; i++) {
       const idx = (this.#cursor + i) % n;
       const lane = order[idx];
-      if (lane.state === "stopped") continue; // draining lanes still run what their drain kept
+      if (lane.state === "stopped" || lane.userPaused) continue; // draining lanes still run what their drain kept
       let w = lane.retry.shift();
       if (w === undefined) {
         if (lane.inFlight >= perLane) continue;
@@ -347,6 +357,7 @@ export class Dispatcher<M> {
   #abandon(work: Work<M, Lane<M>>): Work<M, Lane<M>>[] {
     const lane = work.lane;
     lane.inFlight--;
+    work.finished = true;
     if (work.key === undefined || this.options.ordering !== "key") return [];
     const rest = lane.keys.get(work.key) ?? [];
     lane.keys.delete(work.key);
@@ -409,6 +420,7 @@ export class Dispatcher<M> {
   settle(work: Work<M, Lane<M>>): void {
     const lane = work.lane;
     lane.inFlight--;
+    work.finished = true;
     if (work.key !== undefined && this.options.ordering === "key" && lane.state !== "stopped" && !lane.ended) {
       const rest = lane.keys.get(work.key);
       if (rest !== undefined) {

@@ -21,6 +21,10 @@ export class Lane<M> implements TopicPartition {
   abandoned = false;
   /** Paused at the client (backpressure, or stopped). */
   paused = false;
+  /** Paused by the user (`consumer.pause()`): no record of it starts, no batch is taken, fetching is paused. */
+  userPaused = false;
+  /** When the user's pause began. */
+  userPausedAt = 0;
   /** Paused at the client until the committed metadata is read (no batch is taken meanwhile). */
   held = false;
   /** What an earlier owner's commit claimed finished, while delivery has not passed it. */

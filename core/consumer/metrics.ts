@@ -8,6 +8,7 @@
 import type { CommitOffset, TopicPartition } from "./client.ts";
 import type { TransactionEvent, TransactionMetrics } from "./transactions.ts";
 import type { AvailableEvent, ClusterMetrics, UnavailableEvent } from "./cluster.ts";
+import type { StuckEvent } from "./stuck.ts";
 
 /** The state of a partition's lane. */
 export type PartitionState = "active" | "draining" | "stopped";
@@ -18,6 +19,8 @@ export interface PartitionMetrics extends TopicPartition {
   state: PartitionState;
   /** Whether fetching is paused for backpressure (or because the partition stopped). */
   paused: boolean;
+  /** Whether it is paused by the user (`consumer.pause()`): no record of it starts and fetching is paused. */
+  pausedByUser: boolean;
   /** Milliseconds spent paused during this assignment, the current pause included. */
   pausedMs: number;
   /** Records registered and not complete (queued, running or waiting to retry). */
@@ -56,6 +59,8 @@ export interface ConsumerMetrics {
   completed: number;
   /** Records delivered again that an earlier owner's commit had claimed finished: completed without running the handler. */
   skipped: number;
+  /** The whole consumer is paused by the user (`consumer.pause()` without partitions); see each partition's `pausedByUser` for pauses of single partitions. */
+  pausedByUser: boolean;
   /** No record starts: no commit was acknowledged for `commit.stallMs` (or one was refused, or the cluster is out of reach) although records finished. */
   stalled: boolean;
   /** Handler failures (each failed attempt counts). */
@@ -64,6 +69,8 @@ export interface ConsumerMetrics {
   retries: number;
   /** Records dead-lettered. */
   deadLettered: number;
+  /** With `stuck` only: records found unfinished past `stuck.maxPendingMs` (0 without it). */
+  stuck: number;
   /** Commits acknowledged. */
   commits: number;
   /** Commits failed or uncertain. */
@@ -74,6 +81,8 @@ export interface ConsumerMetrics {
   maxCommitLatencyMs: number | undefined;
   /** Exactly-once mode only: transactions begun, committed, aborted, fenced, their sizes and latencies. */
   transactions?: TransactionMetrics;
+  /** With `rateLimit` only: the limit, the tokens available now, and how often a start had to wait for one. */
+  rateLimit?: { perSecond: number; burst: number; tokens: number; waits: number };
   /** Whether the cluster answers: `state` `"waiting"` during an outage, since when, the attempts and the last error. */
   cluster: ClusterMetrics;
 }
@@ -88,13 +97,13 @@ export interface CommitEvent {
 
 /** Payload of the `pause` event. */
 export interface PauseEvent extends TopicPartition {
-  /** Why: over the partition's high mark, over the total bound, or the partition stopped. */
-  reason: "high-water-mark" | "max-buffered" | "stopped";
+  /** Why: over the partition's high mark, over the total bound, the partition stopped, or `consumer.pause()`. */
+  reason: "high-water-mark" | "max-buffered" | "stopped" | "user";
   /** Entries the partition retained when it paused. */
   retained: number;
 }
 
-/** Payload of the `resume` event. */
+/** Payload of the `resume` event (fetching resumed: after backpressure, or `consumer.resume()`). */
 export interface ResumeEvent extends TopicPartition {
   /** How long the pause lasted. */
   pausedMs: number;
@@ -110,6 +119,8 @@ export interface RetryEvent extends TopicPartition {
   attempt: number;
   /** Milliseconds until the next attempt. */
   delayMs: number;
+  /** Whether the handler chose the delay (its error carried `retryAfterMs` or `retryAt`, capped by `retry.maxDelayMs`) rather than the backoff. */
+  requested: boolean;
   /** What the handler threw. */
   error: unknown;
 }
@@ -172,12 +183,13 @@ export interface ClaimEvent extends TopicPartition {
  * | event        | when                                                                 | payload |
  * |--------------|----------------------------------------------------------------------|---------|
  * | `commit`     | the broker acknowledged a commit (periodic, revoke, shutdown)        | {@link CommitEvent}: `offsets`, `latencyMs` |
- * | `pause`      | fetching a partition paused: over its high mark, over the total bound, or the partition stopped | {@link PauseEvent}: `topic`, `partition`, `reason`, `retained` |
- * | `resume`     | a paused partition fell to its low mark and fetching resumed         | {@link ResumeEvent}: `topic`, `partition`, `pausedMs`, `retained` |
+ * | `pause`      | fetching a partition paused: over its high mark, over the total bound, the partition stopped, or `consumer.pause()` (`user`) | {@link PauseEvent}: `topic`, `partition`, `reason`, `retained` |
+ * | `resume`     | a paused partition's fetching resumed (it fell to its low mark, or `consumer.resume()`) | {@link ResumeEvent}: `topic`, `partition`, `pausedMs`, `retained` |
  * | `retry`      | a handler attempt failed and the record runs again after a delay     | {@link RetryEvent}: `topic`, `partition`, `offset`, `attempt`, `delayMs`, `error` |
  * | `deadLetter` | the dead-letter produce of a record was acknowledged (the record now counts as complete) | {@link DeadLetterEvent}: `topic`, `partition`, `offset`, `attempts`, `error` |
  * | `error`      | something failed; see {@link ErrorEvent} `kind`                      | {@link ErrorEvent}: `kind`, `error`, `topic?`, `partition?`, `offset?` |
  * | `stall`      | no commit was acknowledged for `commit.stallMs` (or one was refused, or the cluster is out of reach) while records finished: no record starts until one is (or that hold ended) | {@link StallEvent}: `stalled`, `sinceMs` |
+ * | `stuck`      | with the `stuck` option: a record was unfinished `maxPendingMs` after its first attempt started; what happens to it is `action` | {@link StuckEvent}: `topic`, `partition`, `offset`, `pendingMs`, `attempt`, `action` |
  * | `transaction`| exactly-once mode: one partition's transaction ended (committed, aborted or fenced) | {@link TransactionEvent}: `topic`, `partition`, `outcome`, `offset`, `records`, `latencyMs`, `error?` |
  * | `claim`      | at assignment, a partition's committed metadata was read back: used as a completed set, or ignored with the reason | {@link ClaimEvent}: `topic`, `partition`, `offset`, `finished`, `end`, `ignored?` |
  * | `unavailable` | an attempt to reach the cluster failed (connect, join, coordinator, commit): the consumer waits and tries again | {@link UnavailableEvent}: `sinceMs`, `attempts`, `lastError`, `brokers`, `delayMs` |
@@ -208,6 +220,8 @@ export interface ConsumerEvents {
   claim: ClaimEvent;
   /** Dispatching was held because commits stopped landing, or released. */
   stall: StallEvent;
+  /** A record was found stuck (the `stuck` option; not the commit `stall`). */
+  stuck: StuckEvent;
   /** Exactly-once mode: one partition's transaction ended. */
   transaction: TransactionEvent;
   /** An attempt to reach the cluster failed: the consumer waits and tries again. */

@@ -7,11 +7,14 @@
  * @module
  */
 import type { ConsumerClient } from "./client.ts";
+import type { BatchCollector } from "./batch.ts";
 import type { CommitScheduler } from "./commit_scheduler.ts";
 import type { Dispatcher, Lane, Work } from "./dispatcher.ts";
 import type { ExactlyOnce } from "./exactly_once.ts";
 import type { EventHub } from "./metrics.ts";
 import { type ResolvedRetryPolicy, backoffDelay, canRetry } from "./retry.ts";
+import { retryDelay } from "./retry_after.ts";
+import type { StuckRecordError, StuckWatch } from "./stuck.ts";
 import type { Handler, RecordContext, TransactionalContext } from "./runner_options.ts";
 import { checkOutput, type OutputRecord } from "./transactions.ts";
 import { InvalidArgumentError, OffsetFrontierError } from "../errors.ts";
@@ -62,6 +65,10 @@ export interface RecordInputs<M> {
   readonly completedSets: boolean;
   /** Exactly-once mode: the handler's context gains `send`; outputs are staged on completion. */
   readonly tx: ExactlyOnce<M> | undefined;
+  /** The stuck-record watch (`stuck`), if any: told of every first attempt. */
+  readonly stuck?: StuckWatch<M>;
+  /** Batch mode: started records go to it instead of the record handler. */
+  readonly batch?: BatchCollector<M>;
 }
 
 /** Runs handler attempts and settles their records; keeps the record counters. */
@@ -84,6 +91,8 @@ export class RecordRunner<M> {
   readonly #retry: ResolvedRetryPolicy;
   readonly #completedSets: boolean;
   readonly #tx: ExactlyOnce<M> | undefined;
+  readonly #stuck: StuckWatch<M> | undefined;
+  readonly #batch: BatchCollector<M> | undefined;
 
   /**
    * A runner over `inputs`.
@@ -98,10 +107,15 @@ export class RecordRunner<M> {
     this.#retry = inputs.retry;
     this.#completedSets = inputs.completedSets;
     this.#tx = inputs.tx;
+    this.#stuck = inputs.stuck;
+    this.#batch = inputs.batch;
   }
 
   /** Calls the handler for `work` (the dispatcher's `start`): its settling ends the attempt, as {@link attemptOk} or {@link attemptFailed}. */
   start(work: Work<M, Lane<M>>): void {
+    this.#stuck?.started(work);
+    work.running = true;
+    if (this.#batch) return this.#batch.add(work); // its batch's result ends the attempt
     let result: unknown;
     let context: RecordContext = work;
     if (this.#tx) {
@@ -145,6 +159,8 @@ export class RecordRunner<M> {
 
   /** An attempt succeeded: the record completes (with its staged `outputs` in exactly-once mode) and the next records start. */
   attemptOk(work: Work<M, Lane<M>>, outputs?: readonly OutputRecord[]): void {
+    if (work.givenUp) return; // abandoned as stuck: its worker was freed then, and this completion does not count
+    work.running = false;
     this.#dispatcher.attemptEnded(work);
     this.#complete(work, outputs);
     this.#dispatcher.pump();
@@ -173,6 +189,8 @@ export class RecordRunner<M> {
 
   /** An attempt failed with `error`: retried with backoff, then dead-lettered or its partition stops (abandoned past a drain's bound). */
   attemptFailed(work: Work<M, Lane<M>>, error: unknown): void {
+    if (work.givenUp) return; // abandoned as stuck
+    work.running = false;
     this.failures++;
     work.error = error;
     const lane = work.lane;
@@ -180,7 +198,9 @@ export class RecordRunner<M> {
     if (left <= 0) {
       this.#dispatcher.abandon(work); // stays pending: delivered again after the revoke or restart
     } else if (canRetry(this.#retry, work.attempt)) {
-      const delayMs = Math.min(backoffDelay(this.#retry, work.attempt), Math.floor(left / 2));
+      // The handler's own request (RetryAfterError, `retryAfterMs`, `retryAt`) capped by the policy, else the backoff.
+      const chosen = retryDelay(this.#retry, work.attempt, error);
+      const delayMs = Math.min(chosen.delayMs, Math.floor(left / 2));
       this.retries++;
       if (this.#events.has("retry")) {
         this.#events.emit("retry", {
@@ -189,6 +209,7 @@ export class RecordRunner<M> {
           offset: work.offset,
           attempt: work.attempt,
           delayMs,
+          requested: chosen.requested,
           error,
         });
       }
@@ -203,7 +224,15 @@ export class RecordRunner<M> {
     this.#dispatcher.pump();
   }
 
+  /** A record found stuck (its worker already freed): dead-lettered, or its partition stops. */
+  giveUp(work: Work<M, Lane<M>>, error: StuckRecordError, action: "dead-letter" | "stop"): void {
+    if (action === "dead-letter") this.#deadLetter(work, 1);
+    else this.#stopPartition(work, error);
+    this.#dispatcher.pump();
+  }
+
   #deadLetter(work: Work<M, Lane<M>>, produceAttempt: number): void {
+    work.deadLettering = true;
     const lane = work.lane;
     const info = {
       topic: lane.topic,

@@ -29,8 +29,9 @@
  *
  * @module
  */
-import type { ClientSink, CommitOffset, ConsumerClient } from "./client.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from "./client.ts";
 import { Claims } from "./claims.ts";
+import { BatchCollector, resolveBatchOptions } from "./batch.ts";
 import { ClusterWatch } from "./cluster.ts";
 import { CommitScheduler } from "./commit_scheduler.ts";
 import { Delivery } from "./delivery.ts";
@@ -38,6 +39,7 @@ import { Dispatcher } from "./dispatcher.ts";
 import { ExactlyOnce } from "./exactly_once.ts";
 import { ConsumerLife, type ConsumerState } from "./lifecycle.ts";
 import { type ConsumerEvents, type ConsumerMetrics, EventHub, type Listener } from "./metrics.ts";
+import { RateGate, resolveRateLimit } from "./rate_limit.ts";
 import { Rebalance } from "./rebalance.ts";
 import { RecordRunner } from "./record_runner.ts";
 import { resolveRetryPolicy } from "./retry.ts";
@@ -45,6 +47,8 @@ import { checkConsumerOptions, type ParallelConsumerOptions } from "./runner_opt
 import { drainAndClose } from "./shutdown.ts";
 import { CommitTally, snapshot } from "./snapshot.ts";
 import { StallGuard } from "./stall.ts";
+import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
+import { UserPause } from "./user_pause.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
 import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
 import { Frontier } from "../tracker/frontier.ts";
@@ -105,6 +109,9 @@ export class ParallelConsumer<M> {
   #rejectDone!: (error: unknown) => void;
   #onAbort: (() => void) | undefined;
   readonly #commits = new CommitTally();
+  readonly #userPause: UserPause<M>;
+  readonly #gate: RateGate | undefined;
+  readonly #stuck: StuckWatch<M> | undefined;
 
   /**
    * A consumer over `client`, not started yet.
@@ -113,19 +120,28 @@ export class ParallelConsumer<M> {
    * @throws {InvalidArgumentError} for bad options
    */
   constructor(client: ConsumerClient<M>, options: ParallelConsumerOptions<M>) {
-    if (typeof options?.handler !== "function") {
-      throw new InvalidArgumentError(`handler must be a function; got ${describe(options?.handler)}`);
+    const batchOptions = options?.batch === undefined ? undefined : resolveBatchOptions(options.batch);
+    if (batchOptions !== undefined ? options.handler !== undefined : typeof options?.handler !== "function") {
+      throw new InvalidArgumentError(
+        batchOptions !== undefined
+          ? `handler and batch.handler cannot both be given: batch.handler takes the records`
+          : `handler must be a function; got ${describe(options?.handler)}`,
+      );
     }
     checkConsumerOptions(options);
     this.#client = client;
-    const handler = options.handler;
+    const handler = options.handler ?? (() => {}); // batch mode: records go to the collector instead
     const txo = options.transactional;
+    if (batchOptions !== undefined && txo !== undefined) {
+      throw new InvalidArgumentError("batch cannot be combined with transactional (exactly-once) yet: use a record handler there");
+    }
     if (txo !== undefined && (txo === null || typeof txo.port?.commit !== "function" || typeof txo.port?.open !== "function")) {
       throw new InvalidArgumentError(`transactional.port must be a TransactionalPort; got ${describe(txo?.port)}`);
     }
     const txTimeoutMs = txo === undefined ? 0 : resolveTransactionalOptions(txo).timeoutMs;
     const canDeadLetter = txo ? typeof txo.port.deadLetter === "function" : typeof client.deadLetter === "function";
     const retry = resolveRetryPolicy(options.retry, canDeadLetter);
+    const stuckOptions = options.stuck === undefined ? undefined : resolveStuckOptions(options.stuck, canDeadLetter);
     const drainMs = nonNegative("drainTimeoutMs", options.drainTimeoutMs, 5_000);
     this.#graceMs = nonNegative("shutdownGraceMs", options.shutdownGraceMs, 10_000);
     const completedSet = options.commit?.completedSet;
@@ -144,6 +160,9 @@ export class ParallelConsumer<M> {
     const stallMs = nonNegative("commit.stallMs", options.commit?.stallMs, mode === "interval" ? 3 * (options.commit?.intervalMs ?? 1_000) : 1_000);
     const events = this.#events;
     const life = this.#life;
+    const gate = this.#gate = options.rateLimit === undefined
+      ? undefined
+      : new RateGate(resolveRateLimit(options.rateLimit), () => this.#dispatcher.pump());
     const dispatcher = this.#dispatcher = new Dispatcher<M>(options, {
       start: (w) => this.#records.start(w),
       pause: (lane, reason) => {
@@ -153,7 +172,7 @@ export class ParallelConsumer<M> {
         }
       },
       resume: (lane) => {
-        if (!life.live || lane.held) return; // a held lane resumes once its claim is read
+        if (!life.live || lane.held || lane.userPaused) return; // a held lane resumes once its claim is read; a user-paused one at resume()
         this.#client.resume([lane]);
         if (events.has("resume")) {
           events.emit("resume", {
@@ -165,7 +184,13 @@ export class ParallelConsumer<M> {
         }
       },
       recordSignal: (signal) => client.recordSignal?.(signal),
+      added: (lane) => {
+        this.#userPause.added(lane);
+        this.#stuck?.added(lane);
+      },
+      ...(gate ? { gate } : {}),
     });
+    this.#userPause = new UserPause<M>({ dispatcher, client, events, life });
     const keyOf = client.keyOf;
     const scheduler = this.#scheduler = new CommitScheduler(frontier, {
       send: (offsets) => {
@@ -195,7 +220,17 @@ export class ParallelConsumer<M> {
     const tx = this.#tx = txo === undefined
       ? undefined
       : new ExactlyOnce<M>(txo.port, txTimeoutMs, { dispatcher, frontier, events, life, claims });
-    const records = this.#records = new RecordRunner<M>({ handler, dispatcher, scheduler, client, events, retry, completedSets, tx });
+    const stuck = this.#stuck = stuckOptions === undefined ? undefined : new StuckWatch<M>(stuckOptions, {
+      dispatcher,
+      events,
+      giveUp: (work, error, action) => this.#records.giveUp(work, error, action),
+    });
+    const batch = batchOptions === undefined ? undefined : new BatchCollector<M>(batchOptions, {
+      ok: (work) => this.#records.attemptOk(work),
+      failed: (work, error) => this.#records.attemptFailed(work, error),
+      full: () => dispatcher.running >= dispatcher.options.concurrency,
+    });
+    const records = this.#records = new RecordRunner<M>({ handler, dispatcher, scheduler, client, events, retry, completedSets, tx, stuck, batch });
     const stall = this.#stall = new StallGuard(stallMs, {
       dispatcher,
       events,
@@ -210,7 +245,7 @@ export class ParallelConsumer<M> {
       records,
       life,
       keyOf: dispatcher.options.ordering === "key" && keyOf ? keyOf.bind(client) : undefined,
-      direct: tx === undefined,
+      direct: tx === undefined && stuck === undefined && batch === undefined, // each needs a full context per record
     });
     this.#rebalance = new Rebalance<M>({ dispatcher, frontier, scheduler, claims, stall, life, tx, completedSets, drainMs });
     this.#signal = options.signal;
@@ -270,6 +305,7 @@ export class ParallelConsumer<M> {
     this.#scheduler.start();
     this.#watch.connecting();
     this.#stall.start();
+    this.#stuck?.start();
     if (this.#signal) {
       // Listened to from here on: an abort while the start waits for the cluster ends it.
       this.#onAbort = () => void this.shutdown();
@@ -315,13 +351,44 @@ export class ParallelConsumer<M> {
       stall: this.#stall,
       commitFailed: () => void this.#commits.failures++,
     }, graceMs);
+    this.#stuck?.stop();
     if (life.state === "stopping") life.state = "stopped";
     this.#resolveDone();
+  }
+
+  /**
+   * Pauses the whole consumer (no argument; partitions assigned later too), or the named
+   * partitions (across rebalances, until resumed): no new record starts, running ones
+   * finish, fetching stops, the group membership stays. Backpressure never lifts it.
+   * `metrics()` shows it (`pausedByUser`). A shutdown while paused waits only for the
+   * records running.
+   * @throws {InvalidArgumentError} for partitions that are not `{ topic, partition }`
+   * @example
+   * ```ts
+   * consumer.pause();                                     // a downstream outage
+   * consumer.pause([{ topic: "orders", partition: 3 }]);  // one partition
+   * consumer.resume();                                    // every pause lifted
+   * ```
+   */
+  pause(partitions?: readonly TopicPartition[]): void {
+    this.#userPause.pause(partitions);
+  }
+
+  /**
+   * Lifts every user pause (no argument), or those of the named partitions (which stay
+   * paused while the whole consumer is). Fetching resumes unless backpressure holds it.
+   * @throws {InvalidArgumentError} for partitions that are not `{ topic, partition }`
+   */
+  resume(partitions?: readonly TopicPartition[]): void {
+    this.#userPause.resume(partitions);
   }
 
   /** A snapshot per partition and totals. */
   metrics(): ConsumerMetrics {
     return snapshot({
+      pausedByUser: this.#userPause.all,
+      gate: this.#gate,
+      stuck: this.#stuck,
       dispatcher: this.#dispatcher,
       frontier: this.#frontier,
       records: this.#records,
@@ -339,6 +406,7 @@ export class ParallelConsumer<M> {
     this.#stopWaiting.abort(error);
     this.#watch.close();
     this.#stall.stop();
+    this.#stuck?.stop();
     this.#events.emit("error", { kind: "client", error });
     this.#scheduler.halt();
     this.#dispatcher.halt();

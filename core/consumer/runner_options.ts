@@ -4,13 +4,16 @@
  *
  * @module
  */
+import type { BatchOptions } from "./batch.ts";
 import type { CommitOptions } from "./commit_scheduler.ts";
 import { checkKnownOptions, type OptionNames } from "./known_options.ts";
 import type { DispatchOptions } from "./dispatcher.ts";
 import type { EngineChoice } from "../tracker/engines.ts";
 import type { ClusterOptions } from "./cluster.ts";
 import type { ConsumerListeners } from "./metrics.ts";
+import type { RateLimitOptions } from "./rate_limit.ts";
 import type { RetryPolicy } from "./retry.ts";
+import type { StuckOptions } from "./stuck.ts";
 import type { OutputRecord, TransactionalOptions, TransactionalPort, TransactionalSend } from "./transactions.ts";
 
 /** What the handler gets besides the record. */
@@ -38,8 +41,14 @@ export type Handler<M> = (message: M, context: RecordContext) => unknown;
 
 /** Options of a {@link ParallelConsumer}. */
 export interface ParallelConsumerOptions<M> extends DispatchOptions {
-  /** Runs once per record (again on retries). */
-  handler: Handler<M>;
+  /** Runs once per record (again on retries). Required unless `batch` (with its own handler) is given. */
+  handler?: Handler<M>;
+  /**
+   * The batch handler instead of `handler`: started records are gathered (up to
+   * `maxRecords`, waiting up to `maxWaitMs`) and handed to one call that may fail single
+   * records (see batch.ts). Not with `transactional`.
+   */
+  batch?: BatchOptions<M>;
   /** How failing records are retried and what happens after the last retry. */
   retry?: RetryPolicy;
   /** Commit mode, interval, timeout and metadata. */
@@ -62,6 +71,19 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
   /** Event listeners. */
   on?: ConsumerListeners;
   /**
+   * Handler starts (attempts, retries included) per second across the consumer, a token
+   * bucket holding up to `burst`. Records waiting for a token stay queued and count against
+   * the high mark and `maxBuffered`, which pause fetching. Default: no limit.
+   */
+  rateLimit?: RateLimitOptions;
+  /**
+   * Stuck records: one unfinished `maxPendingMs` after its first attempt started is
+   * reported (`stuck` event) and, by `action`, dead-lettered (its attempt's `signal`
+   * aborted, a late completion ignored), or its partition stops, or only reported.
+   * Default: not watched. (Not `commit.stallMs`, which holds starts while commits fail.)
+   */
+  stuck?: StuckOptions;
+  /**
    * Exactly-once mode (see transactions.ts): the handler's context gains `send`, and each
    * commit cycle commits, per partition, one transaction with the outputs of exactly the
    * records it calls finished plus the offset and completed set. `port`: the client's
@@ -81,19 +103,26 @@ export const CONSUMER_OPTION_NAMES: {
   readonly completedSet: OptionNames<{ budget?: number }>;
   readonly cluster: OptionNames<ClusterOptions>;
   readonly on: OptionNames<ConsumerListeners>;
+  readonly rateLimit: OptionNames<RateLimitOptions>;
+  readonly stuck: OptionNames<StuckOptions>;
+  readonly batch: OptionNames<BatchOptions<unknown>>;
 } = {
   top: {
     handler: true, retry: true, commit: true, drainTimeoutMs: true, shutdownGraceMs: true, signal: true, cluster: true,
     engine: true, capacity: true, on: true, transactional: true, ordering: true, concurrency: true,
     maxInFlightPerPartition: true, highWaterMark: true, lowWaterMark: true, maxBuffered: true,
+    rateLimit: true, stuck: true, batch: true,
   },
   retry: { retries: true, initialDelayMs: true, maxDelayMs: true, multiplier: true, jitter: true, onExhausted: true },
   commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, completedSet: true, metadata: true },
   completedSet: { budget: true },
   cluster: { maxUnavailableMs: true, initialDelayMs: true, maxDelayMs: true },
+  rateLimit: { perSecond: true, burst: true },
+  stuck: { maxPendingMs: true, action: true },
+  batch: { maxRecords: true, maxWaitMs: true, handler: true },
   on: {
     commit: true, pause: true, resume: true, retry: true, deadLetter: true, error: true, claim: true, stall: true,
-    transaction: true, unavailable: true, available: true,
+    transaction: true, unavailable: true, available: true, stuck: true,
   },
 };
 
@@ -112,4 +141,7 @@ export function checkConsumerOptions(options: object, extra: Readonly<Record<str
   checkKnownOptions("options.commit.completedSet", (o.commit as Record<string, unknown> | undefined)?.completedSet, n.completedSet);
   checkKnownOptions("options.cluster", o.cluster, n.cluster);
   checkKnownOptions("options.on", o.on, n.on);
+  checkKnownOptions("options.rateLimit", o.rateLimit, n.rateLimit);
+  checkKnownOptions("options.stuck", o.stuck, n.stuck);
+  checkKnownOptions("options.batch", o.batch, n.batch);
 }

@@ -6,6 +6,8 @@
  */
 import type { ClusterWatch } from "./cluster.ts";
 import type { Dispatcher } from "./dispatcher.ts";
+import type { RateGate } from "./rate_limit.ts";
+import type { StuckWatch } from "./stuck.ts";
 import type { ExactlyOnce } from "./exactly_once.ts";
 import type { ConsumerMetrics, PartitionMetrics } from "./metrics.ts";
 import type { RecordRunner } from "./record_runner.ts";
@@ -32,6 +34,12 @@ export class CommitTally {
 
 /** What {@link snapshot} reads. */
 export interface SnapshotInputs<M> {
+  /** The stuck-record watch, if any. */
+  readonly stuck: StuckWatch<M> | undefined;
+  /** The rate limit, if any. */
+  readonly gate: RateGate | undefined;
+  /** Whether the whole consumer is paused by the user. */
+  readonly pausedByUser: boolean;
   /** Lanes, running records, the stall hold. */
   readonly dispatcher: Dispatcher<M>;
   /** Confirmed positions. */
@@ -60,6 +68,7 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
       partition: lane.partition,
       state: lane.state,
       paused: lane.paused,
+      pausedByUser: lane.userPaused,
       pausedMs: lane.pausedMs + (lane.paused ? now - lane.pausedAt : 0),
       pending: s.pending,
       blocked: s.blocked,
@@ -80,15 +89,18 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
     retained: partitions.reduce((n, p) => n + p.retained, 0),
     completed: r.completed,
     skipped: r.skipped,
+    pausedByUser: inputs.pausedByUser,
     stalled: dispatcher.held,
     failures: r.failures,
     retries: r.retries,
     deadLettered: r.deadLettered,
+    stuck: inputs.stuck?.count ?? 0,
     commits: c.commits,
     commitFailures: c.failures,
     lastCommitLatencyMs: c.lastMs,
     maxCommitLatencyMs: c.maxMs,
     ...(tx ? { transactions: { ...tx.m, ready: tx.stage.size, waiting: tx.waiting } } : {}),
     cluster: inputs.watch.metrics(),
+    ...(inputs.gate ? { rateLimit: { ...inputs.gate.limit, tokens: inputs.gate.tokens, waits: inputs.gate.waits } } : {}),
   };
 }

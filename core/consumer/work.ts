@@ -31,6 +31,18 @@ export class Work<M, L extends RecordLane = RecordLane> {
   due = 0;
   /** @internal the waiting record's continuation */
   then: (() => void) | undefined;
+  /** `stuck` watch only: when its first attempt started (`Date.now()` ms; 0: not yet). */
+  startedAt = 0;
+  /** `stuck` watch only: its own signal's controller (aborted with its lane's, or when it is abandoned as stuck). */
+  controller: AbortController | undefined;
+  /** An attempt's handler call is running. */
+  running = false;
+  /** Abandoned as stuck: its worker was freed and whatever its attempt returns is ignored. */
+  givenUp = false;
+  /** Its dead-letter produce began. */
+  deadLettering = false;
+  /** Settled (completed, dead-lettered) or abandoned: it holds no slot any more. */
+  finished = false;
 
   /**
    * A record's work item, made when its batch is delivered.
@@ -67,8 +79,8 @@ export class Work<M, L extends RecordLane = RecordLane> {
     return this.lane.partition;
   }
 
-  /** Aborted when the record's work is abandoned: partition revoked or lost, or the shutdown grace expired. */
+  /** Aborted when the record's work is abandoned: partition revoked or lost, the shutdown grace expired, or (with `stuck`) it was found stuck. */
   get signal(): AbortSignal {
-    return this.lane.controller.signal;
+    return this.controller?.signal ?? this.lane.controller.signal;
   }
 }

@@ -39,7 +39,7 @@ export interface CreateOptions extends Omit<ParallelConsumerOptions<TestMessage>
   groupId: string;
   topics: string[];
   fromBeginning?: boolean;
-  handler: Handler<TestMessage>;
+  handler?: Handler<TestMessage>;
   /** Dead letters through the binding's own producer (topic `<topic>.DLT`). */
   deadLetter?: boolean;
   /** Fetch at most this many bytes per partition (small batches). */

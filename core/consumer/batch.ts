@@ -1,0 +1,158 @@
+/**
+ * The batch handler (`batch: { maxRecords, maxWaitMs, handler }`): records the dispatcher
+ * starts are gathered into batches and handed to one call, `(messages, context) =>
+ * results`. Every guarantee of the record handler holds because a batch is made only of
+ * records the dispatcher started, each counted as a running attempt: the ordering
+ * (under `key` ordering a key has at most one record in flight, so a key is never in two
+ * running batches, and a batch holds at most one record per key; under `partition`
+ * ordering one record per partition), the bounds (`concurrency` counts the records in
+ * running batches, so a batch holds at most `concurrency` records), retries, dead
+ * letters, stops, the completed set. The handler fails the whole batch by throwing (each
+ * record's attempt failed), or single records by returning an array with an `Error` at
+ * their index; only those retry (with backoff or their `RetryAfterError`), then dead
+ * letter or stop; the rest complete.
+ *
+ * @module
+ */
+import { describe, InvalidArgumentError } from "../errors.ts";
+import type { RecordContext } from "./runner_options.ts";
+import type { Lane } from "./lane.ts";
+import type { Work } from "./work.ts";
+
+/** What a batch handler gets besides the messages. */
+export interface BatchContext {
+  /** Each message's context (topic, partition, offset, attempt, signal), at the same index. */
+  readonly records: readonly RecordContext[];
+  /** Aborted when any record's `signal` is (its partition revoked or lost, the shutdown grace over, or it was found stuck). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Per-record results: `undefined` (or nothing returned) = every record succeeded; else an
+ * array as long as the batch, an `Error` at index `i` failing record `i` (anything else
+ * there: it succeeded).
+ */
+export type BatchResult = void | undefined | readonly unknown[];
+
+/** A batch handler. A throw or rejection fails every record of the batch. */
+export type BatchHandler<M> = (messages: M[], context: BatchContext) => BatchResult | PromiseLike<BatchResult>;
+
+/** `batch`: how records are gathered and the handler that takes them. */
+export interface BatchOptions<M> {
+  /** Most records in one batch: an integer ≥ 1 (a batch also holds at most `concurrency`). */
+  maxRecords: number;
+  /** How long the first record of a batch waits for more before the batch runs. Default 10 ms. */
+  maxWaitMs?: number;
+  /** The batch handler (the top-level `handler` is then left out). */
+  handler: BatchHandler<M>;
+}
+
+/** Validated {@link BatchOptions}. */
+export type ResolvedBatchOptions<M> = Required<BatchOptions<M>>;
+
+/**
+ * Validates `batch`.
+ * @throws {InvalidArgumentError} for a bad `maxRecords`, `maxWaitMs` or `handler`
+ */
+export function resolveBatchOptions<M>(o: BatchOptions<M>): ResolvedBatchOptions<M> {
+  if (o === null || typeof o !== "object") throw new InvalidArgumentError(`batch must be { maxRecords, maxWaitMs?, handler }; got ${describe(o)}`);
+  const { maxRecords, maxWaitMs = 10, handler } = o;
+  if (typeof maxRecords !== "number" || !Number.isSafeInteger(maxRecords) || maxRecords < 1) {
+    throw new InvalidArgumentError(`batch.maxRecords must be an integer ≥ 1; got ${describe(maxRecords)}`);
+  }
+  if (typeof maxWaitMs !== "number" || !Number.isFinite(maxWaitMs) || maxWaitMs < 0) {
+    throw new InvalidArgumentError(`batch.maxWaitMs must be a finite number ≥ 0; got ${describe(maxWaitMs)}`);
+  }
+  if (typeof handler !== "function") throw new InvalidArgumentError(`batch.handler must be a function; got ${describe(handler)}`);
+  return { maxRecords, maxWaitMs, handler };
+}
+
+/** What a {@link BatchCollector} drives. */
+export interface BatchInputs<M> {
+  /** A record's attempt succeeded. */
+  readonly ok: (work: Work<M, Lane<M>>) => void;
+  /** A record's attempt failed. */
+  readonly failed: (work: Work<M, Lane<M>>, error: unknown) => void;
+  /** Whether no more record can start now (every worker busy): the batch runs without waiting. */
+  readonly full: () => boolean;
+}
+
+/** Gathers started records into batches and runs the batch handler. */
+export class BatchCollector<M> {
+  /** Batches run. */
+  batches = 0;
+  readonly #o: ResolvedBatchOptions<M>;
+  readonly #in: BatchInputs<M>;
+  #pending: Work<M, Lane<M>>[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * A collector.
+   * @param options validated options
+   * @param inputs what it drives
+   */
+  constructor(options: ResolvedBatchOptions<M>, inputs: BatchInputs<M>) {
+    this.#o = options;
+    this.#in = inputs;
+  }
+
+  /** A record's attempt starts: it joins the open batch, which runs when full, when no more can start, or after `maxWaitMs`. */
+  add(work: Work<M, Lane<M>>): void {
+    this.#pending.push(work);
+    if (this.#pending.length >= this.#o.maxRecords || this.#in.full()) this.flush();
+    else this.#timer ??= setTimeout(() => this.flush(), this.#o.maxWaitMs);
+  }
+
+  /** Runs the open batch now. */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const works = this.#pending;
+    if (works.length === 0) return;
+    this.#pending = [];
+    this.batches++;
+    const controller = new AbortController();
+    const unlink: Array<() => void> = [];
+    const records: RecordContext[] = works.map((w) => ({ topic: w.topic, partition: w.partition, offset: w.offset, attempt: w.attempt, signal: w.signal }));
+    for (const r of records) {
+      if (r.signal.aborted) controller.abort(r.signal.reason);
+      const f = () => controller.abort(r.signal.reason);
+      r.signal.addEventListener("abort", f, { once: true });
+      unlink.push(() => r.signal.removeEventListener("abort", f));
+    }
+    const settle = (result: unknown): void => {
+      for (const u of unlink) u();
+      if (result !== undefined && (!Array.isArray(result) || result.length !== works.length)) {
+        const error = new InvalidArgumentError(
+          `a batch handler returns nothing or an array of ${works.length} results (an Error fails its record); got ${describe(result)}`,
+        );
+        for (const w of works) this.#in.failed(w, error);
+        return;
+      }
+      for (let i = 0; i < works.length; i++) {
+        const r = (result as unknown[] | undefined)?.[i];
+        if (r instanceof Error) this.#in.failed(works[i], r);
+        else this.#in.ok(works[i]);
+      }
+    };
+    const fail = (error: unknown): void => {
+      for (const u of unlink) u();
+      for (const w of works) this.#in.failed(w, error);
+    };
+    let result: unknown;
+    try {
+      result = this.#o.handler(works.map((w) => w.message), { records, signal: controller.signal });
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
+      (result as PromiseLike<unknown>).then(settle, fail);
+    } else settle(result);
+  }
+
+  /** Drops the wait timer (shutdown); records still gathered run at once. */
+  stop(): void {
+    this.flush();
+  }
+}

@@ -1,0 +1,140 @@
+// The batch handler: batches of started records with per-record results. A key is never in
+// two running batches; only failed records retry; completions and commits are exact.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import fc from "fast-check";
+import {
+  type BatchContext,
+  InvalidArgumentError,
+  ParallelConsumer,
+  type RetryEvent,
+} from "../../core/mod.ts";
+import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
+
+const tps = (n: number) => range(0, n).map((partition) => ({ topic: "t", partition }));
+
+describe("batch handler", () => {
+  test("options: maxRecords an integer ≥ 1, maxWaitMs ≥ 0, a handler; not with handler or transactional", () => {
+    const client = new MemoryClient();
+    const make = (o: object) => new ParallelConsumer<Msg>(client, o as never);
+    const h = () => {};
+    for (const bad of [0, 1.5, -1, "3"]) assert.throws(() => make({ batch: { maxRecords: bad, handler: h } }), (e: unknown) => e instanceof InvalidArgumentError && /batch\.maxRecords/.test((e as Error).message));
+    assert.throws(() => make({ batch: { maxRecords: 2, maxWaitMs: -1, handler: h } }), /batch\.maxWaitMs/);
+    assert.throws(() => make({ batch: { maxRecords: 2 } }), /batch\.handler must be a function/);
+    assert.throws(() => make({ handler: h, batch: { maxRecords: 2, handler: h } }), /cannot both/);
+    assert.throws(() => make({ batch: { maxRecords: 2, handler: h, maxRecrods: 3 } }), /maxRecrods.*maxRecords/);
+    assert.throws(() => make({}), /handler must be a function/);
+    make({ batch: { maxRecords: 2, handler: h } });
+  });
+
+  test("per-record results: only the failed records retry, the rest complete once; a throw fails the whole batch", async () => {
+    const client = new MemoryClient();
+    const calls = new Map<number, number>();
+    const retries: RetryEvent[] = [];
+    let threw = false;
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "unordered",
+      concurrency: 8,
+      retry: { retries: 3, initialDelayMs: 1, jitter: 0 },
+      on: { retry: (e) => retries.push(e) },
+      batch: {
+        maxRecords: 4,
+        maxWaitMs: 5,
+        handler: (messages, { records }) => {
+          for (const m of messages) calls.set(m.offset, (calls.get(m.offset) ?? 0) + 1);
+          if (!threw && messages.some((m) => m.offset === 9)) {
+            threw = true;
+            throw new Error("whole batch");
+          }
+          return records.map((r) => (r.attempt === 1 && r.offset % 5 === 2 ? new Error(`bad ${r.offset}`) : undefined));
+        },
+      },
+    });
+    await c.start();
+    client.sink.assigned(tps(1));
+    client.deliver("t", 0, range(0, 20));
+    await until(() => c.metrics().partitions[0].safe === 20, 5_000);
+    for (const o of [2, 7, 12, 17]) assert.ok((calls.get(o) ?? 0) >= 2, `${o} retried`);
+    for (const o of range(0, 20)) if (o % 5 !== 2) assert.ok(calls.get(o)! <= 2, `${o} ran at most twice (once more only with the thrown batch)`);
+    assert.ok(retries.some((r) => r.error instanceof Error && (r.error as Error).message === "whole batch"));
+    assert.equal(c.metrics().completed, 20);
+    await c.shutdown();
+    assert.equal(client.committed.get("t/0"), 20);
+  });
+
+  test("a result that is not nothing or an array of the batch's length fails the batch with a typed error", async () => {
+    const client = new MemoryClient();
+    const errors: unknown[] = [];
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      retry: { retries: 0 },
+      on: { error: (e) => errors.push(e.error) },
+      batch: { maxRecords: 3, handler: () => [undefined] as const },
+    });
+    await c.start();
+    client.sink.assigned(tps(1));
+    client.deliver("t", 0, range(0, 3));
+    await until(() => errors.length > 0);
+    assert.match(String((errors[0] as { cause?: unknown }).cause), /array of 3 results/);
+    await c.shutdown(0);
+  });
+
+  test("property: a key is never in two running batches nor twice in one; batches within bounds; completions and commits exact", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }),
+        async (keys, maxRecords, concurrency, failFirst) => {
+          const client = new MemoryClient();
+          const runningKeys = new Set<string>();
+          const order = new Map<string, number[]>();
+          const done = new Map<number, number>();
+          let violation = "";
+          const c = new ParallelConsumer<Msg>(client, {
+            engine: "js",
+            ordering: "key",
+            concurrency,
+            retry: { retries: 2, initialDelayMs: 1, jitter: 0 },
+            batch: {
+              maxRecords,
+              maxWaitMs: 1,
+              handler: async (messages, ctx: BatchContext) => {
+                if (messages.length > Math.min(maxRecords, concurrency)) violation ||= `batch of ${messages.length}`;
+                const mine = messages.map((m) => `${ctx.records[messages.indexOf(m)].partition}:${m.key}`);
+                for (const k of mine) {
+                  if (runningKeys.has(k)) violation ||= `key ${k} in two running batches or twice in one`;
+                  runningKeys.add(k);
+                }
+                await sleep(Math.random() * 2);
+                for (const k of mine) runningKeys.delete(k);
+                return ctx.records.map((r, i) => {
+                  if (failFirst[r.offset] && r.attempt === 1) return new Error("once");
+                  const k = mine[i];
+                  (order.get(k) ?? order.set(k, []).get(k)!).push(r.offset);
+                  done.set(r.partition * 1_000 + r.offset, (done.get(r.partition * 1_000 + r.offset) ?? 0) + 1);
+                  return undefined;
+                });
+              },
+            },
+          });
+          await c.start();
+          client.sink.assigned(tps(2));
+          client.deliver("t", 0, range(0, keys.length), undefined, (o) => `k${keys[o]}`);
+          client.deliver("t", 1, range(0, keys.length), undefined, (o) => `k${keys[(o + 1) % keys.length]}`);
+          await until(() => c.metrics().completed === 2 * keys.length, 10_000, "every record");
+          assert.equal(violation, "");
+          assert.equal(done.size, 2 * keys.length);
+          assert.ok([...done.values()].every((n) => n === 1), "each record succeeded once");
+          for (const offsets of order.values()) assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b), "offset order within a key");
+          await c.shutdown();
+          assert.equal(client.committed.get("t/0"), keys.length);
+          assert.equal(client.committed.get("t/1"), keys.length);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+});
