@@ -15,7 +15,7 @@
  * @module
  */
 import { describe, InvalidArgumentError } from "../errors.ts";
-import type { RecordContext } from "./runner_options.ts";
+import type { RecordContext } from "./record_context.ts";
 import type { Lane } from "./lane.ts";
 import type { Work } from "./work.ts";
 

@@ -8,7 +8,6 @@
 import type { CommitOffset, TopicPartition } from "./client.ts";
 import type { TransactionEvent, TransactionMetrics } from "./transactions.ts";
 import type { AvailableEvent, ClusterMetrics, UnavailableEvent } from "./cluster.ts";
-import type { StuckEvent } from "./stuck.ts";
 
 /** The state of a partition's lane. */
 export type PartitionState = "active" | "draining" | "stopped";
@@ -278,4 +277,20 @@ export class EventHub {
       }
     }
   }
+}
+
+/** Payload of the `stuck` event. */
+export interface StuckEvent {
+  /** Topic of the record. */
+  topic: string;
+  /** Partition of the record. */
+  partition: number;
+  /** Offset of the record. */
+  offset: number;
+  /** Milliseconds since its first attempt started. */
+  pendingMs: number;
+  /** Its current attempt (1 = the first call). */
+  attempt: number;
+  /** What happens to it. */
+  action: "dead-letter" | "stop" | "report";
 }

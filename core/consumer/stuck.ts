@@ -13,12 +13,14 @@
  *
  * @module
  */
+import type { StuckEvent } from "./metrics.ts";
+export type { StuckEvent };
 import type { Dispatcher, Lane, Work } from "./dispatcher.ts";
 import type { EventHub } from "./metrics.ts";
 import { describe, InvalidArgumentError, OffsetFrontierError } from "../errors.ts";
 
 /** What happens to a stuck record. */
-export type StuckAction = "dead-letter" | "stop" | "report";
+export type StuckAction = StuckEvent["action"];
 
 /** `stuck`: what counts as a stuck record and what happens to it. */
 export interface StuckOptions {
@@ -68,21 +70,6 @@ export class StuckRecordError extends OffsetFrontierError {
   }
 }
 
-/** Payload of the `stuck` event. */
-export interface StuckEvent {
-  /** Topic of the record. */
-  topic: string;
-  /** Partition of the record. */
-  partition: number;
-  /** Offset of the record. */
-  offset: number;
-  /** Milliseconds since its first attempt started. */
-  pendingMs: number;
-  /** Its current attempt (1 = the first call). */
-  attempt: number;
-  /** What happens to it. */
-  action: StuckAction;
-}
 
 /** What a {@link StuckWatch} reads and drives. */
 export interface StuckInputs<M> {
