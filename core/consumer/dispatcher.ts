@@ -1,7 +1,7 @@
 /**
  * The dispatcher: which delivered record runs next. It keeps a lane per assigned
  * partition, honours the ordering mode, the worker-pool size (`concurrency`) and the
- * per-partition in-flight bound, and applies backpressure: a partition whose retained
+ * per-partition in-flight bound, and applies backpressure (backpressure.ts): a partition whose retained
  * entries reach its high mark (or any partition while the total reaches
  * `maxBuffered`) is paused, and resumed once it is at or below the low mark (and the
  * total at or below half of `maxBuffered`).
@@ -13,6 +13,7 @@
  */
 import type { Handle, Tracker } from "../tracker/tracker.ts";
 import { type DispatchOptions, resolveDispatchOptions, type ResolvedDispatchOptions } from "./dispatch_options.ts";
+import { Backpressure } from "./backpressure.ts";
 import { Lane } from "./lane.ts";
 import { Work } from "./work.ts";
 
@@ -67,8 +68,7 @@ export class Dispatcher<M> {
   #order: Lane<M>[] = [];
   #cursor = 0;
   #running = 0;
-  #retainedTotal = 0;
-  #totalPaused = false;
+  readonly #backpressure: Backpressure<M>;
   #pumping = false;
   #halted = false;
 
@@ -81,6 +81,7 @@ export class Dispatcher<M> {
   constructor(options: DispatchOptions, hooks: DispatchHooks<M>) {
     this.options = resolveDispatchOptions(options);
     this.#hooks = hooks;
+    this.#backpressure = new Backpressure<M>(this.options, () => this.#order, hooks);
   }
 
   /** Handler calls running now. */
@@ -90,7 +91,7 @@ export class Dispatcher<M> {
 
   /** Retained entries over all lanes (as last read). */
   get retained(): number {
-    return this.#retainedTotal;
+    return this.#backpressure.retained;
   }
 
   /** Every lane of the current assignment. */
@@ -131,14 +132,9 @@ export class Dispatcher<M> {
     const i = this.#order.indexOf(lane);
     if (i >= 0) this.#order.splice(i, 1);
     if (this.#cursor >= this.#order.length) this.#cursor = 0;
-    this.#retainedTotal -= lane.retained;
-    lane.retained = 0;
-    if (lane.paused) {
-      lane.pausedMs += Date.now() - lane.pausedAt;
-      lane.paused = false;
-    }
+    this.#backpressure.removed(lane);
     lane.controller.abort(new Error(`partition ${lane.topic}/${lane.partition} is no longer assigned`));
-    this.#checkTotal();
+    this.#backpressure.checkTotal();
     return dropped;
   }
 
@@ -434,56 +430,19 @@ export class Dispatcher<M> {
 
   /**
    * Records the lane's retained entries (read from its tracker) and pauses or resumes
-   * it. Call after registering a batch and after completions that advanced the safe
-   * position of a paused lane (or while the total bound holds everything paused).
+   * it (see backpressure.ts).
    */
   setRetained(lane: Lane<M>, retained: number): void {
-    if (lane.ended) return;
-    this.#retainedTotal += retained - lane.retained;
-    lane.retained = retained;
-    const o = this.options;
-    if (!lane.paused) {
-      if (lane.state === "active" && retained >= o.highWaterMark) this.#pause(lane, "high-water-mark");
-    } else if (lane.state === "active" && retained <= o.lowWaterMark && !this.#totalPaused) {
-      this.#resume(lane);
-    }
-    this.#checkTotal();
+    this.#backpressure.setRetained(lane, retained);
   }
 
   /** Whether the lane's retained count should be re-read after a completion that advanced. */
   wantsRetained(lane: Lane<M>): boolean {
-    return lane.paused || this.#totalPaused;
+    return this.#backpressure.wantsRetained(lane);
   }
 
   /** Pauses a lane outside backpressure (stopped partitions); it is not resumed by the marks. */
   markPaused(lane: Lane<M>): void {
-    if (lane.paused) return;
-    lane.paused = true;
-    lane.pausedAt = Date.now();
-  }
-
-  #checkTotal(): void {
-    const o = this.options;
-    if (!this.#totalPaused && this.#retainedTotal >= o.maxBuffered) {
-      this.#totalPaused = true;
-      for (const lane of this.#order) if (!lane.paused && lane.state === "active") this.#pause(lane, "max-buffered");
-    } else if (this.#totalPaused && this.#retainedTotal <= Math.floor(o.maxBuffered / 2)) {
-      this.#totalPaused = false;
-      for (const lane of this.#order) {
-        if (lane.paused && lane.state === "active" && lane.retained <= o.lowWaterMark) this.#resume(lane);
-      }
-    }
-  }
-
-  #pause(lane: Lane<M>, reason: "high-water-mark" | "max-buffered"): void {
-    lane.paused = true;
-    lane.pausedAt = Date.now();
-    this.#hooks.pause(lane, reason);
-  }
-
-  #resume(lane: Lane<M>): void {
-    lane.pausedMs += Date.now() - lane.pausedAt;
-    lane.paused = false;
-    this.#hooks.resume(lane);
+    this.#backpressure.markPaused(lane);
   }
 }
