@@ -9,7 +9,6 @@
  *
  * @module
  */
-import process from "node:process";
 import { UnsupportedRuntimeError } from "../../core/errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
 import { ConfluentClient } from "./client.ts";
@@ -17,6 +16,7 @@ import type { OptionNames } from "../../core/consumer/known_options.ts";
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
 import type { ConfluentConsumerConfig, ConfluentKafka, ConfluentMessage } from "./types.ts";
+import { startWithSignals } from "../shared/signals.ts";
 
 const g = globalThis as { Bun?: unknown; Deno?: unknown };
 const foreign = g.Bun !== undefined ? "bun" : g.Deno !== undefined ? "deno" : undefined;
@@ -109,18 +109,7 @@ export interface ConsumeConfluentOptions extends ConfluentConsumerOptions {
  */
 export async function consumeConfluent(options: ConsumeConfluentOptions): Promise<ParallelConsumer<ConfluentMessage>> {
   const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
-  const consumer = createConfluentConsumer(rest);
-  const shutdown = (): void => {
-    release();
-    void consumer.shutdown();
-  };
-  const release = (): void => {
-    for (const s of signals) process.off(s, shutdown);
-  };
-  for (const s of signals) process.once(s, shutdown);
-  void consumer.closed.then(release);
-  await consumer.start();
-  return consumer;
+  return await startWithSignals(createConfluentConsumer(rest), signals);
 }
 
 export { ConfluentClient } from "./client.ts";

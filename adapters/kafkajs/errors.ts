@@ -11,6 +11,7 @@
  * @module
  */
 import { ClusterRefusedError, type RefusalKind } from "../../core/errors.ts";
+import { errorChain } from "../shared/error_chain.ts";
 
 interface KafkaJSErrorLike {
   name?: unknown;
@@ -23,20 +24,7 @@ interface KafkaJSErrorLike {
   errors?: unknown;
 }
 
-/** The error and its causes (and an aggregate's errors), outermost first, at most 10. */
-function chain(error: unknown): KafkaJSErrorLike[] {
-  const out: KafkaJSErrorLike[] = [];
-  const queue: unknown[] = [error];
-  while (queue.length > 0 && out.length < 10) {
-    const e = queue.shift();
-    if (e === null || typeof e !== "object" || out.includes(e as KafkaJSErrorLike)) continue;
-    const x = e as KafkaJSErrorLike;
-    out.push(x);
-    if (x.cause !== undefined) queue.push(x.cause);
-    if (Array.isArray(x.errors)) queue.push(...x.errors);
-  }
-  return out;
-}
+const chain = (error: unknown): KafkaJSErrorLike[] => errorChain<KafkaJSErrorLike>(error, 10);
 
 const AUTHENTICATION = new Set(["SASL_AUTHENTICATION_FAILED", "UNSUPPORTED_SASL_MECHANISM", "ILLEGAL_SASL_STATE"]);
 const AUTHORIZATION = new Set([

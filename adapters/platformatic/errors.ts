@@ -13,6 +13,7 @@
  */
 import { ClusterRefusedError, OffsetFrontierError, type RefusalKind } from "../../core/errors.ts";
 import type { CommitFailure } from "./commit_response.ts";
+import { errorChain } from "../shared/error_chain.ts";
 
 interface ErrorLike {
   code?: unknown;
@@ -22,20 +23,7 @@ interface ErrorLike {
   errors?: unknown;
 }
 
-/** The error, its causes and an aggregate's errors, outermost first, at most 20. */
-function chain(error: unknown): ErrorLike[] {
-  const out: ErrorLike[] = [];
-  const queue: unknown[] = [error];
-  while (queue.length > 0 && out.length < 20) {
-    const e = queue.shift();
-    if (e === null || typeof e !== "object" || out.includes(e as ErrorLike)) continue;
-    const x = e as ErrorLike;
-    out.push(x);
-    if (x.cause !== undefined) queue.push(x.cause);
-    if (Array.isArray(x.errors)) queue.push(...x.errors);
-  }
-  return out;
-}
+const chain = (error: unknown): ErrorLike[] => errorChain<ErrorLike>(error, 20);
 
 const UNREACHABLE_CODES = new Set(["PLT_KFK_NETWORK", "PLT_KFK_TIMEOUT"]);
 const UNREACHABLE_IDS = new Set([

@@ -13,6 +13,7 @@ import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "..
 import { PlatformaticClient } from "./client.ts";
 import type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
 import type { PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
+import { startWithSignals } from "../shared/signals.ts";
 
 /** Options of a `@platformatic/kafka` parallel consumer. */
 export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOptions<PlatformaticMessage>, "handler" | "transactional"> {
@@ -97,18 +98,7 @@ export interface ConsumePlatformaticOptions extends PlatformaticConsumerOptions 
  */
 export async function consume(options: ConsumePlatformaticOptions): Promise<ParallelConsumer<PlatformaticMessage>> {
   const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
-  const consumer = createPlatformaticConsumer(rest);
-  const shutdown = (): void => {
-    release();
-    void consumer.shutdown();
-  };
-  const release = (): void => {
-    for (const s of signals) process.off(s, shutdown);
-  };
-  for (const s of signals) process.once(s, shutdown);
-  void consumer.closed.then(release);
-  await consumer.start();
-  return consumer;
+  return await startWithSignals(createPlatformaticConsumer(rest), signals);
 }
 
 export { PlatformaticClient, type PlatformaticClientOptions } from "./client.ts";
