@@ -11,11 +11,10 @@
 // - kafka node: the real-broker suite (test:kafka) on Node, the longest step, as soon as
 //   Confluent's client is built (it runs through both bindings);
 // - broker A: the quick starts (test:pack), then test:kafka on Bun and Deno;
-// - broker A also runs test:kafka on the pinned Node 24 for the @platformatic/kafka binding;
 // - broker B: test:crash, test:gap, then test:chaos (whose round starts a broker of its
-//   own: it SIGKILLs and restarts it), then test:browser (the playground in headless
-//   Chromium, installed in the background from the start; skipped, saying why, where it
-//   cannot be installed).
+//   own: it SIGKILLs and restarts it), test:browser (the playground in headless Chromium,
+//   installed in the background from the start; skipped, saying why, where it cannot be
+//   installed), then test:kafka on the pinned Node 24 for the @platformatic/kafka binding.
 // One broker (test/broker/broker.ts) serves every real-broker step: it starts at once, in
 // the background, and each step gets it as KAFKA_BROKERS (topics and groups are unique per
 // test). When `@confluentinc/kafka-javascript` is not built yet (a fresh clone: ~3 min of
@@ -208,13 +207,13 @@ const lanes = await Promise.all([
     { name: "test:pack", counts: true, env: brokerEnv },
     kafka("bun"),
     kafka("deno"),
-    kafka("node24"), // the @platformatic/kafka binding's Node side (its client needs Node >= 22.22)
   ]),
   lane("broker B", [
     { name: "test:crash", counts: true, env: brokerEnv },
     { name: "test:gap", counts: true, env: brokerEnv },
     { name: "test:chaos", counts: true },
     { name: "test:browser", counts: true, env: chromiumReady, skipNotice: /browser test SKIPPED[^\n]*/ },
+    kafka("node24"), // the @platformatic/kafka binding's Node side (its client needs Node >= 22.22)
   ]),
 ]);
 await confluentBuilt;
