@@ -160,6 +160,21 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
     else rmSync(dir, { recursive: true, force: true });
   });
 
+  test("TypeScript with its default module resolution (node10, no tsconfig) finds every entry point's types", () => {
+    const entries = Object.keys(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).exports as Record<string, unknown>)
+      .map((k) => (k === "." ? "offset-frontier" : `offset-frontier/${k.slice(2)}`))
+      .filter((e) => !e.endsWith("/confluent") && !e.endsWith("/platformatic") && !e.endsWith("/otel") && !e.endsWith("/prometheus")); // their peers are not installed here
+    const file = join(project, "types_check.ts");
+    writeFileSync(file, entries.map((e, i) => `import * as m${i} from ${JSON.stringify(e)};\nexport const k${i} = Object.keys(m${i});\n`).join(""));
+    try {
+      sh(join(ROOT, "node_modules", ".bin", "tsc"), ["--noEmit", "--strict", "--skipLibCheck", "--module", "commonjs", "--types", "node", "--typeRoots", join(ROOT, "node_modules", "@types"), file], project);
+    } catch (e) {
+      assert.fail(`tsc could not resolve the entry points: ${(e as { stdout?: string }).stdout ?? e}`);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+
   // node first: the .mjs runs in the CommonJS project npm init -y makes; tsx then sets "type": "module"
   for (const name of ["node", "tsx", "bun", "deno"] as const) {
     const { block, file, readmeCommand, command, prepare, check } = RUNS[name];
