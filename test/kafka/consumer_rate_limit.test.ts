@@ -47,11 +47,11 @@ for (const binding of bindings()) test(`rate limit (${binding.name}): handler st
     await consumer.done;
 
     assert.equal(starts.length, 300);
-    let worst = -Infinity;
-    for (let i = 0; i < starts.length; i++) {
-      for (let j = i; j < starts.length; j++) worst = Math.max(worst, j - i + 1 - (10 + 100 * (starts[j] - starts[i] + 1) / 1_000));
-    }
-    assert.ok(worst <= 1e-9, `more than burst + rate × t in some window (by ${worst})`);
+    // Handler calls run after their tokens were taken and can bunch up behind a late event
+    // loop, so no window of them is bounded; their span is: 300 starts after a burst of 10
+    // at 100/s take at least 2.9 s, however late each ran (unit tests bound the bucket itself).
+    const span = starts[starts.length - 1] - starts[0];
+    assert.ok(span >= ((300 - 10) / 100) * 1_000 - 1, `300 starts at 100/s after a burst of 10 take ≥ 2,899 ms (took ${span} ms)`);
     assert.ok(pauses.some((p) => p.reason === "high-water-mark"), "records waiting for tokens paused fetching");
     assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), ends);
   });

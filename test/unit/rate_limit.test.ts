@@ -75,8 +75,13 @@ describe("rateLimit", () => {
     client.deliver("t", 1, range(0, 30));
     await until(() => c.metrics().completed === 60, 20_000, "every record");
     assert.equal(starts.length, 66, "60 first attempts and 6 retries");
-    // Date.now() has ms steps: one ms of slack per window.
-    assert.ok(worstExcess(starts, 100, 5) <= 100 / 1_000 + 1e-9, "never more than burst + rate × t");
+    // The handler runs after its token was taken, so on a loaded machine handler calls can
+    // bunch up behind a late event loop: no window of them is bounded. Their span is: 66
+    // starts with a burst of 5 at 100/s cannot take less than 610 ms, however late each
+    // ran (lateness only stretches it). The bucket's own bound per window is the property
+    // above, over an exact clock.
+    const span = starts[starts.length - 1] - starts[0];
+    assert.ok(span >= ((starts.length - 5) / 100) * 1_000 - 1, `66 starts at 100/s after a burst of 5 take ≥ 609 ms (took ${span} ms)`);
     const m = c.metrics();
     assert.ok(m.rateLimit && m.rateLimit.perSecond === 100 && m.rateLimit.burst === 5 && m.rateLimit.waits > 0);
     await c.shutdown();
