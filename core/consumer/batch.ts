@@ -12,16 +12,34 @@
  * their index; only those retry (with backoff or their `RetryAfterError`), then dead
  * letter or stop; the rest complete.
  *
+ * Exactly-once mode (`transactional`): each `records[i]` gains `send`, which stages
+ * outputs for record `i` alone, exactly as the record handler's `send` does for its record.
+ * Kafka transactions are per partition here (one transactional producer per partition), and
+ * a batch may hold records of several partitions, so a batch is not one transaction: an
+ * output belongs to the record that sent it and joins, when that record completes, the
+ * next transaction of the record's own partition, with that record's offset (and completed
+ * set). A record failed by its result drops its staged outputs (it retries, and only it);
+ * a throw drops every record's; a dead letter is its record's output, as with the record
+ * handler. So a batch whose records span partitions A and B may commit A's part and have
+ * B's transaction fail: B's records (only they) run again, in later batches, and each
+ * input still has exactly one committed output. What this cannot give is one output made
+ * from several records that is atomic with all of them (an aggregate across partitions):
+ * stage it through one record and it commits with that record alone.
+ *
  * @module
  */
 import { describe, InvalidArgumentError } from "../errors.ts";
 import type { RecordContext } from "./record_context.ts";
 import type { Lane } from "./lane.ts";
 import type { Work } from "./work.ts";
+import { checkOutput, type OutputRecord } from "./transactions.ts";
 
 /** What a batch handler gets besides the messages. */
 export interface BatchContext {
-  /** Each message's context (topic, partition, offset, attempt, signal), at the same index. */
+  /**
+   * Each message's context (topic, partition, offset, attempt, signal), at the same index;
+   * in exactly-once mode also `send`, staging outputs for that record alone.
+   */
   readonly records: readonly RecordContext[];
   /** Aborted when any record's `signal` is (its partition revoked or lost, the shutdown grace over, or it was found stuck). */
   readonly signal: AbortSignal;
@@ -69,12 +87,14 @@ export function resolveBatchOptions<M>(o: BatchOptions<M>): ResolvedBatchOptions
 
 /** What a {@link BatchCollector} drives. */
 export interface BatchInputs<M> {
-  /** A record's attempt succeeded. */
-  readonly ok: (work: Work<M, Lane<M>>) => void;
+  /** A record's attempt succeeded (in exactly-once mode with the outputs it staged). */
+  readonly ok: (work: Work<M, Lane<M>>, outputs?: readonly OutputRecord[]) => void;
   /** A record's attempt failed. */
   readonly failed: (work: Work<M, Lane<M>>, error: unknown) => void;
   /** Whether no more record can start now (every worker busy): the batch runs without waiting. */
   readonly full: () => boolean;
+  /** Exactly-once mode: each record's context gains `send`, and a record's outputs go with its completion. */
+  readonly transactional?: boolean;
 }
 
 /** Gathers started records into batches and runs the batch handler. */
@@ -113,7 +133,19 @@ export class BatchCollector<M> {
     this.batches++;
     const controller = new AbortController();
     const unlink: Array<() => void> = [];
-    const records: RecordContext[] = works.map((w) => ({ topic: w.topic, partition: w.partition, offset: w.offset, attempt: w.attempt, signal: w.signal }));
+    // Exactly-once mode: per record, this attempt's outputs, kept only if the record succeeds.
+    const staged: OutputRecord[][] | undefined = this.#in.transactional ? works.map(() => []) : undefined;
+    let open = true;
+    const records: RecordContext[] = works.map((w, i) => {
+      const context = { topic: w.topic, partition: w.partition, offset: w.offset, attempt: w.attempt, signal: w.signal };
+      if (staged === undefined) return context;
+      const mine = staged[i];
+      const send = (...outputs: OutputRecord[]): void => {
+        if (!open) throw new InvalidArgumentError(`send() after the batch handler of ${w.topic}/${w.partition}@${w.offset} settled`);
+        for (const r of outputs) mine.push(checkOutput(r));
+      };
+      return { ...context, send };
+    });
     for (const r of records) {
       if (r.signal.aborted) controller.abort(r.signal.reason);
       const f = () => controller.abort(r.signal.reason);
@@ -121,6 +153,7 @@ export class BatchCollector<M> {
       unlink.push(() => r.signal.removeEventListener("abort", f));
     }
     const settle = (result: unknown): void => {
+      open = false;
       for (const u of unlink) u();
       if (result !== undefined && (!Array.isArray(result) || result.length !== works.length)) {
         const error = new InvalidArgumentError(
@@ -132,10 +165,11 @@ export class BatchCollector<M> {
       for (let i = 0; i < works.length; i++) {
         const r = (result as unknown[] | undefined)?.[i];
         if (r instanceof Error) this.#in.failed(works[i], r);
-        else this.#in.ok(works[i]);
+        else this.#in.ok(works[i], staged?.[i]);
       }
     };
     const fail = (error: unknown): void => {
+      open = false;
       for (const u of unlink) u();
       for (const w of works) this.#in.failed(w, error);
     };

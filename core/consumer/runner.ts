@@ -132,9 +132,6 @@ export class ParallelConsumer<M> {
     this.#client = client;
     const handler = options.handler ?? (() => {}); // batch mode: records go to the collector instead
     const txo = options.transactional;
-    if (batchOptions !== undefined && txo !== undefined) {
-      throw new InvalidArgumentError("batch cannot be combined with transactional (exactly-once) yet: use a record handler there");
-    }
     if (txo !== undefined && (txo === null || typeof txo.port?.commit !== "function" || typeof txo.port?.open !== "function")) {
       throw new InvalidArgumentError(`transactional.port must be a TransactionalPort; got ${describe(txo?.port)}`);
     }
@@ -226,9 +223,10 @@ export class ParallelConsumer<M> {
       giveUp: (work, error, action) => this.#records.giveUp(work, error, action),
     });
     const batch = batchOptions === undefined ? undefined : new BatchCollector<M>(batchOptions, {
-      ok: (work) => this.#records.attemptOk(work),
+      ok: (work, outputs) => this.#records.attemptOk(work, outputs),
       failed: (work, error) => this.#records.attemptFailed(work, error),
       full: () => dispatcher.running >= dispatcher.options.concurrency,
+      transactional: tx !== undefined,
     });
     const records = this.#records = new RecordRunner<M>({ handler, dispatcher, scheduler, client, events, retry, completedSets, tx, stuck, batch });
     const stall = this.#stall = new StallGuard(stallMs, {

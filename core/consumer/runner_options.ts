@@ -26,7 +26,8 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
   /**
    * The batch handler instead of `handler`: started records are gathered (up to
    * `maxRecords`, waiting up to `maxWaitMs`) and handed to one call that may fail single
-   * records (see batch.ts). Not with `transactional`.
+   * records (see batch.ts). With `transactional` each record's context in the batch gains
+   * `send`: its outputs go in its own partition's transaction when it completes.
    */
   batch?: BatchOptions<M>;
   /** How failing records are retried and what happens after the last retry. */

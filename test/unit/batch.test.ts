@@ -14,7 +14,7 @@ import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts"
 const tps = (n: number) => range(0, n).map((partition) => ({ topic: "t", partition }));
 
 describe("batch handler", () => {
-  test("options: maxRecords an integer ≥ 1, maxWaitMs ≥ 0, a handler; not with handler or transactional", () => {
+  test("options: maxRecords an integer ≥ 1, maxWaitMs ≥ 0, a handler; not with handler", () => {
     const client = new MemoryClient();
     const make = (o: object) => new ParallelConsumer<Msg>(client, o as never);
     const h = () => {};

@@ -6,60 +6,12 @@
 // "broker" holds, never an output twice).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type CommittedPosition, decodeCompletedSet, type OpenPartition, type OutputRecord, ParallelConsumer, type PartitionTransaction, type TransactionalPort, type TransactionEvent, type TransactionOutcome } from "../../core/mod.ts";
+import { decodeCompletedSet, type OutputRecord, ParallelConsumer, type TransactionEvent } from "../../core/mod.ts";
 import { TransactionStage } from "../../core/consumer/transactions.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
+import { MemoryPort } from "./memory_port.ts";
 
 const one = [{ topic: "t", partition: 0 }];
-
-/** What a broker would hold, and a switch to fail the next transactions. */
-class MemoryPort implements TransactionalPort {
-  readonly committed = new Map<string, { offset: number; metadata?: string }>();
-  readonly outputs: OutputRecord[] = [];
-  readonly opened: OpenPartition[][] = [];
-  readonly transactions: PartitionTransaction[] = [];
-  failNext = 0;
-  /** Called after a successful open with the committed offset: the test redelivers from there (the seek). */
-  onOpen: (p: OpenPartition, offset: number | undefined) => void = () => {};
-  closed = false;
-
-  open(partitions: readonly OpenPartition[]): Promise<readonly CommittedPosition[]> {
-    this.opened.push([...partitions]);
-    const out = partitions.map((p) => {
-      const c = this.committed.get(`${p.topic}/${p.partition}`);
-      return { topic: p.topic, partition: p.partition, offset: c?.offset, metadata: c?.metadata };
-    });
-    setTimeout(() => partitions.forEach((p, i) => this.onOpen(p, out[i].offset)), 1); // once the runner released the lane
-    return Promise.resolve(out);
-  }
-
-  async commit(txs: readonly PartitionTransaction[]): Promise<readonly TransactionOutcome[]> {
-    await sleep(1);
-    return txs.map((t) => {
-      this.transactions.push(t);
-      if (this.failNext > 0) {
-        this.failNext--;
-        return { ok: false, fenced: false, error: new Error("simulated abort") };
-      }
-      this.outputs.push(...t.outputs);
-      this.committed.set(`${t.topic}/${t.partition}`, { offset: t.offset, ...(t.metadata !== undefined ? { metadata: t.metadata } : {}) });
-      return { ok: true };
-    });
-  }
-
-  release(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  close(): Promise<void> {
-    this.closed = true;
-    return Promise.resolve();
-  }
-
-  deadLetter(message: unknown, info: { topic: string; partition: number; offset: number }): OutputRecord {
-    return { topic: `${info.topic}.DLT`, value: (message as Msg).value };
-  }
-}
 
 const fromOf = (o: OutputRecord): number => Number(String(o.value).split("@")[1]);
 
