@@ -93,13 +93,77 @@ export interface BatchInputs<M> {
   readonly failed: (work: Work<M, Lane<M>>, error: unknown) => void;
   /** Whether no more record can start now (every worker busy): the batch runs without waiting. */
   readonly full: () => boolean;
+  /** Runs `settle` (which ends the attempts of a batch) with starts deferred until it returned. */
+  readonly together: (settle: () => void) => void;
   /** Exactly-once mode: each record's context gains `send`, and a record's outputs go with its completion. */
   readonly transactional?: boolean;
 }
 
+/**
+ * A batch's `signal`, made only when the handler reads it: its records' own signal when
+ * they share one (the usual case: one partition's records share its lane's signal), else
+ * one that aborts when any of theirs does (one listener per distinct signal, removed when
+ * the batch settles).
+ */
+class BatchSignal {
+  readonly #works: readonly Work<unknown, Lane<unknown>>[];
+  #signal: AbortSignal | undefined;
+  #unlink: Array<() => void> | undefined;
+  #settled = false;
+
+  constructor(works: readonly Work<unknown, Lane<unknown>>[]) {
+    this.#works = works;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#signal !== undefined) return this.#signal;
+    const distinct: AbortSignal[] = [];
+    for (const w of this.#works) {
+      const s = w.signal;
+      if (!distinct.includes(s)) distinct.push(s);
+    }
+    if (distinct.length === 1) return this.#signal = distinct[0];
+    const controller = new AbortController();
+    this.#signal = controller.signal;
+    const aborted = distinct.find((s) => s.aborted);
+    if (aborted) controller.abort(aborted.reason);
+    else if (!this.#settled) { // after the batch settled, nothing it ran can be abandoned any more
+      this.#unlink = distinct.map((s) => {
+        const f = (): void => controller.abort(s.reason);
+        s.addEventListener("abort", f, { once: true });
+        return () => s.removeEventListener("abort", f);
+      });
+    }
+    return this.#signal;
+  }
+
+  /** The batch settled: its listeners go. */
+  release(): void {
+    this.#settled = true;
+    if (this.#unlink) for (const u of this.#unlink) u();
+    this.#unlink = undefined;
+  }
+}
+
+/**
+ * Why a batch handler's result fails the whole batch: `undefined` for nothing or an array
+ * of the batch's length, else a typed error naming what came back.
+ */
+export function badBatchResult(result: unknown, size: number): InvalidArgumentError | undefined {
+  if (result === undefined || (Array.isArray(result) && result.length === size)) return undefined;
+  return new InvalidArgumentError(
+    `a batch handler returns nothing or an array of ${size} results (an Error fails its record); got ${describe(result)}`,
+  );
+}
+
+/** Whether a handler's result is a promise (a thenable) rather than a result. */
+export function isThenable(result: unknown): result is PromiseLike<unknown> {
+  return result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function";
+}
+
 /** Gathers started records into batches and runs the batch handler. */
 export class BatchCollector<M> {
-  /** Batches run. */
+  /** Batches run (the direct start's included). */
   batches = 0;
   readonly #o: ResolvedBatchOptions<M>;
   readonly #in: BatchInputs<M>;
@@ -116,6 +180,16 @@ export class BatchCollector<M> {
     this.#in = inputs;
   }
 
+  /** The validated options. */
+  get options(): ResolvedBatchOptions<M> {
+    return this.#o;
+  }
+
+  /** Records gathered into the open batch, waiting for it to run. */
+  get waiting(): number {
+    return this.#pending.length;
+  }
+
   /** A record's attempt starts: it joins the open batch, which runs when full, when no more can start, or after `maxWaitMs`. */
   add(work: Work<M, Lane<M>>): void {
     this.#pending.push(work);
@@ -125,64 +199,79 @@ export class BatchCollector<M> {
 
   /** Runs the open batch now. */
   flush(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
     const works = this.#pending;
     if (works.length === 0) return;
     this.#pending = [];
     this.batches++;
-    const controller = new AbortController();
-    const unlink: Array<() => void> = [];
+    const batchSignal = new BatchSignal(works as unknown as Work<unknown, Lane<unknown>>[]);
     // Exactly-once mode: per record, this attempt's outputs, kept only if the record succeeds.
     const staged: OutputRecord[][] | undefined = this.#in.transactional ? works.map(() => []) : undefined;
     let open = true;
-    const records: RecordContext[] = works.map((w, i) => {
-      const context = { topic: w.topic, partition: w.partition, offset: w.offset, attempt: w.attempt, signal: w.signal };
-      if (staged === undefined) return context;
+    // A record's context is its Work (as the record handler's is), or with `send` in exactly-once mode.
+    const records: readonly RecordContext[] = staged === undefined ? works : works.map((w, i) => {
       const mine = staged[i];
       const send = (...outputs: OutputRecord[]): void => {
         if (!open) throw new InvalidArgumentError(`send() after the batch handler of ${w.topic}/${w.partition}@${w.offset} settled`);
         for (const r of outputs) mine.push(checkOutput(r));
       };
-      return { ...context, send };
+      return { topic: w.topic, partition: w.partition, offset: w.offset, attempt: w.attempt, signal: w.signal, send };
     });
-    for (const r of records) {
-      if (r.signal.aborted) controller.abort(r.signal.reason);
-      const f = () => controller.abort(r.signal.reason);
-      r.signal.addEventListener("abort", f, { once: true });
-      unlink.push(() => r.signal.removeEventListener("abort", f));
-    }
-    const settle = (result: unknown): void => {
+    const ended = (): void => {
       open = false;
-      for (const u of unlink) u();
-      if (result !== undefined && (!Array.isArray(result) || result.length !== works.length)) {
-        const error = new InvalidArgumentError(
-          `a batch handler returns nothing or an array of ${works.length} results (an Error fails its record); got ${describe(result)}`,
-        );
-        for (const w of works) this.#in.failed(w, error);
-        return;
-      }
+      batchSignal.release();
+    };
+    let result: unknown;
+    try {
+      const messages: M[] = new Array(works.length);
+      for (let i = 0; i < works.length; i++) messages[i] = works[i].message;
+      result = this.#o.handler(messages, {
+        records,
+        get signal() {
+          return batchSignal.signal;
+        },
+      });
+    } catch (error) {
+      ended();
+      this.failAll(works, error);
+      return;
+    }
+    if (isThenable(result)) {
+      result.then(
+        (r) => (ended(), this.settle(works, r, staged)),
+        (error: unknown) => (ended(), this.failAll(works, error)),
+      );
+    } else {
+      ended();
+      this.settle(works, result, staged);
+    }
+  }
+
+  /**
+   * Ends the attempts of a batch's records with the handler's `result` (per-record results,
+   * or a result of the wrong shape, which fails them all); new records start only after.
+   * @param staged exactly-once mode: each record's staged outputs
+   */
+  settle(works: readonly Work<M, Lane<M>>[], result: unknown, staged?: readonly (readonly OutputRecord[])[]): void {
+    const bad = badBatchResult(result, works.length);
+    if (bad !== undefined) return this.failAll(works, bad);
+    this.#in.together(() => {
       for (let i = 0; i < works.length; i++) {
         const r = (result as unknown[] | undefined)?.[i];
         if (r instanceof Error) this.#in.failed(works[i], r);
         else this.#in.ok(works[i], staged?.[i]);
       }
-    };
-    const fail = (error: unknown): void => {
-      open = false;
-      for (const u of unlink) u();
+    });
+  }
+
+  /** Fails the attempts of every record of a batch with `error` (the handler threw); new records start only after. */
+  failAll(works: readonly Work<M, Lane<M>>[], error: unknown): void {
+    this.#in.together(() => {
       for (const w of works) this.#in.failed(w, error);
-    };
-    let result: unknown;
-    try {
-      result = this.#o.handler(works.map((w) => w.message), { records, signal: controller.signal });
-    } catch (error) {
-      fail(error);
-      return;
-    }
-    if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
-      (result as PromiseLike<unknown>).then(settle, fail);
-    } else settle(result);
+    });
   }
 
   /** Drops the wait timer (shutdown); records still gathered run at once. */

@@ -11,6 +11,7 @@
 import type { ConsumerClient, DeliveredBatch } from "./client.ts";
 import type { CommitScheduler } from "./commit_scheduler.ts";
 import { DirectContext } from "./direct_context.ts";
+import type { DirectBatches } from "./direct_batch.ts";
 import { type Dispatcher, type Lane, Work } from "./dispatcher.ts";
 import type { ConsumerLife } from "./lifecycle.ts";
 import type { RecordRunner } from "./record_runner.ts";
@@ -40,6 +41,8 @@ export interface DeliveryInputs<M> {
   readonly keyOf: ((message: M) => string | undefined) | undefined;
   /** Whether records may start directly: not in exactly-once mode (its handlers need their staged context). */
   readonly direct: boolean;
+  /** The batch handler's direct start, when records may start directly in batches. */
+  readonly directBatches?: DirectBatches<M>;
 }
 
 /** Takes delivered batches (the client sink's `deliver`). */
@@ -52,6 +55,7 @@ export class Delivery<M> {
   readonly #life: ConsumerLife;
   readonly #keyOf: ((message: M) => string | undefined) | undefined;
   readonly #direct: boolean;
+  readonly #directBatches: DirectBatches<M> | undefined;
   #inDirect = false; // #runDirect is on the stack
 
   /**
@@ -67,6 +71,7 @@ export class Delivery<M> {
     this.#life = inputs.life;
     this.#keyOf = inputs.keyOf;
     this.#direct = inputs.direct;
+    this.#directBatches = inputs.directBatches;
   }
 
   /**
@@ -115,7 +120,11 @@ export class Delivery<M> {
       } else {
         if (claim !== undefined) lane.claim = undefined; // delivery passed it
         // Exactly-once handlers need their staged context (RecordRunner.start): no direct start.
-        const from = this.#direct ? this.#runDirect(lane, messages, offsets, first, count) : 0;
+        const from = this.#direct
+          ? this.#runDirect(lane, messages, offsets, first, count)
+          : this.#directBatches !== undefined
+          ? this.#directBatches.run(lane, messages, offsets, first, count)
+          : 0;
         if (from < count && lane.state === "active") {
           const works = new Array<Work<M, Lane<M>>>(count - from);
           const keyOf = this.#keyOf;

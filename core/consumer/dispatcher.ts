@@ -231,6 +231,23 @@ export class Dispatcher<M> {
   }
 
   /**
+   * Runs `settle` (which may end many attempts) with starts deferred, then pumps once: a
+   * batch's records all settle before new ones start, so the freed workers fill the next
+   * batch instead of each completion starting (and flushing) a batch of one. Inside a pump
+   * it just runs `settle`: the pump's loop goes on afterwards.
+   */
+  together(settle: () => void): void {
+    if (this.#pumping) return settle();
+    this.#pumping = true;
+    try {
+      settle();
+    } finally {
+      this.#pumping = false;
+    }
+    this.pump();
+  }
+
+  /**
    * While set, no record starts (running ones finish): the runner holds dispatching while
    * commits cannot land, so that what a crash would redo stays bounded. Pump after clearing.
    */
@@ -247,6 +264,17 @@ export class Dispatcher<M> {
     return lane.state === "active" && !lane.userPaused && this.#running < this.options.concurrency &&
       lane.inFlight < this.options.maxInFlightPerPartition && lane.ready.length === 0 && lane.retry.length === 0 &&
       lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping && (this.#hooks.gate?.ready() ?? true);
+  }
+
+  /**
+   * Whether `n` records of `lane` may start right now as one batch without going through
+   * the queues ({@link canStartDirect} for `n` records at once): workers and in-flight slots
+   * for all of them, and no rate limit (whose tokens are taken one start at a time).
+   */
+  canStartDirectBatch(lane: Lane<M>, n: number): boolean {
+    return this.#hooks.gate === undefined && lane.state === "active" && !lane.userPaused &&
+      this.#running + n <= this.options.concurrency && lane.inFlight + n <= this.options.maxInFlightPerPartition &&
+      lane.ready.length === 0 && lane.retry.length === 0 && lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping;
   }
 
   /**

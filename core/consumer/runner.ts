@@ -32,6 +32,7 @@
 import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from "./client.ts";
 import { Claims } from "./claims.ts";
 import { BatchCollector, resolveBatchOptions } from "./batch.ts";
+import { DirectBatches } from "./direct_batch.ts";
 import { ClusterWatch } from "./cluster.ts";
 import { CommitScheduler } from "./commit_scheduler.ts";
 import { Delivery } from "./delivery.ts";
@@ -226,6 +227,7 @@ export class ParallelConsumer<M> {
       ok: (work, outputs) => this.#records.attemptOk(work, outputs),
       failed: (work, error) => this.#records.attemptFailed(work, error),
       full: () => dispatcher.running >= dispatcher.options.concurrency,
+      together: (settle) => dispatcher.together(settle),
       transactional: tx !== undefined,
     });
     const records = this.#records = new RecordRunner<M>({ handler, dispatcher, scheduler, client, events, retry, completedSets, tx, stuck, batch });
@@ -235,6 +237,7 @@ export class ParallelConsumer<M> {
       life,
       finished: () => records.completed + records.skipped,
     });
+    const orderKey = dispatcher.options.ordering === "key" && keyOf ? keyOf.bind(client) : undefined;
     this.#delivery = new Delivery<M>({
       handler,
       dispatcher,
@@ -242,8 +245,11 @@ export class ParallelConsumer<M> {
       client,
       records,
       life,
-      keyOf: dispatcher.options.ordering === "key" && keyOf ? keyOf.bind(client) : undefined,
+      keyOf: orderKey,
       direct: tx === undefined && stuck === undefined && batch === undefined, // each needs a full context per record
+      ...(batch !== undefined && tx === undefined && stuck === undefined
+        ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keyOf: orderKey }) }
+        : {}),
     });
     this.#rebalance = new Rebalance<M>({ dispatcher, frontier, scheduler, claims, stall, life, tx, completedSets, drainMs });
     this.#signal = options.signal;

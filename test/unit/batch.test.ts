@@ -63,6 +63,41 @@ describe("batch handler", () => {
     assert.equal(client.committed.get("t/0"), 20);
   });
 
+  test("the direct start: whole batches run in the delivery; a waiting batch is filled first; a failed record retries alone", async () => {
+    const client = new MemoryClient();
+    const batches: number[][] = [];
+    const calls = new Map<number, number>();
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "key",
+      concurrency: 16,
+      retry: { retries: 2, initialDelayMs: 1, jitter: 0 },
+      batch: {
+        maxRecords: 4,
+        maxWaitMs: 200, // a partial batch waits for more (here: the next delivery, at once)
+        handler: (messages, { records }) => {
+          batches.push(records.map((r) => r.offset));
+          for (const m of messages) calls.set(m.offset, (calls.get(m.offset) ?? 0) + 1);
+          // nothing (all ok), or per-record results with offset 9 failing its first attempt
+          return records.some((r) => r.offset === 9 && r.attempt === 1) ? records.map((r) => (r.offset === 9 ? new Error("once") : undefined)) : undefined;
+        },
+      },
+    });
+    await c.start();
+    client.sink.assigned(tps(1));
+    const key = (o: number) => `k${o}`;
+    client.deliver("t", 0, range(0, 6), undefined, key);
+    assert.deepEqual(batches, [[0, 1, 2, 3]], "a whole batch ran in the delivery call; 4 and 5 wait for more");
+    assert.equal(c.metrics().completed, 4);
+    client.deliver("t", 0, range(6, 10), undefined, key);
+    assert.deepEqual(batches, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]], "the waiting batch filled first, then whole batches");
+    await until(() => c.metrics().completed === 16, 2_000, "16 completed");
+    assert.deepEqual(batches.at(-1), [9], "only the failed record ran again");
+    assert.deepEqual([...calls].filter(([, n]) => n > 1).map(([o]) => o), [9]);
+    await c.shutdown();
+    assert.equal(client.committed.get("t/0"), 16);
+  });
+
   test("a result that is not nothing or an array of the batch's length fails the batch with a typed error", async () => {
     const client = new MemoryClient();
     const errors: unknown[] = [];
@@ -80,14 +115,15 @@ describe("batch handler", () => {
     await c.shutdown(0);
   });
 
-  test("property: a key is never in two running batches nor twice in one; batches within bounds; completions and commits exact", async () => {
+  test("property: a key is never in two running batches nor twice in one; batches within bounds; completions and commits exact (sync and async handlers)", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 40 }),
         fc.integer({ min: 1, max: 6 }),
         fc.integer({ min: 1, max: 8 }),
         fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }),
-        async (keys, maxRecords, concurrency, failFirst) => {
+        fc.boolean(),
+        async (keys, maxRecords, concurrency, failFirst, sync) => {
           const client = new MemoryClient();
           const runningKeys = new Set<string>();
           const order = new Map<string, number[]>();
@@ -101,21 +137,29 @@ describe("batch handler", () => {
             batch: {
               maxRecords,
               maxWaitMs: 1,
-              handler: async (messages, ctx: BatchContext) => {
+              // Sync: the batch's results come back in the call (the direct start runs whole batches of a delivery).
+              handler: (messages, ctx: BatchContext) => {
                 if (messages.length > Math.min(maxRecords, concurrency)) violation ||= `batch of ${messages.length}`;
                 const mine = messages.map((m) => `${ctx.records[messages.indexOf(m)].partition}:${m.key}`);
                 for (const k of mine) {
                   if (runningKeys.has(k)) violation ||= `key ${k} in two running batches or twice in one`;
                   runningKeys.add(k);
                 }
-                await sleep(Math.random() * 2);
-                for (const k of mine) runningKeys.delete(k);
-                return ctx.records.map((r, i) => {
+                const results = () => ctx.records.map((r, i) => {
                   if (failFirst[r.offset] && r.attempt === 1) return new Error("once");
                   const k = mine[i];
                   (order.get(k) ?? order.set(k, []).get(k)!).push(r.offset);
                   done.set(r.partition * 1_000 + r.offset, (done.get(r.partition * 1_000 + r.offset) ?? 0) + 1);
                   return undefined;
+                });
+                if (sync) {
+                  for (const k of mine) runningKeys.delete(k);
+                  const r = results();
+                  return r.some((x) => x instanceof Error) ? r : undefined; // nothing = all succeeded
+                }
+                return sleep(Math.random() * 2).then(() => {
+                  for (const k of mine) runningKeys.delete(k);
+                  return results();
                 });
               },
             },
