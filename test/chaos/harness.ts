@@ -71,6 +71,8 @@ export interface ChaosOptions {
   members?: number;
   mode?: ModeName;
   client?: ClientName;
+  /** `batch`: the members run the batch handler with per-record results (member.ts). Default `record`. */
+  handler?: "record" | "batch";
   /** Keep the logs (their directory is reported). */
   keepLogs?: boolean;
   /** Progress lines (stderr in the CLI). */
@@ -429,6 +431,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     const log = join(dir, `${id}.log`);
     const cfg: MemberConfig = {
       member: id, brokers: `127.0.0.1:${proxy.port}`, topic, group, log, seed, concurrency: 32, parent: process.pid, mode: mode.name,
+      ...(o.handler === "batch" ? { handler: "batch" as const } : {}),
     };
     const [cmd, args] = memberCommand(o.runtime, client.member);
     const proc = spawn(cmd, [...args, JSON.stringify(cfg)], {
@@ -472,6 +475,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     for (const t of mode.topics(topic)) await createTopic(direct, t.name, t.partitions);
     const faults = schedule(seed, faultMs, outage ? o.outageMs ?? 60_000 : undefined);
     say(`round ${round}: topic ${topic}, ${records} records, seed ${seed}, ${faults.length} faults over ${faultMs / 1000} s` +
+      (o.handler === "batch" ? ", batch handler" : "") +
       (outage ? ` (outage round: broker down ${(o.outageMs ?? 60_000) / 1000} s)` : ""));
     for (let i = 0; i < (o.members ?? 3); i++) spawnMember();
 
@@ -588,6 +592,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     const logs = members.map((m) => (existsSync(m.log) ? readFileSync(m.log, "utf8") : ""));
     const counts = countLogs(topic, produced, logs, infos, outages);
     const extra = await mode.count({ brokers: direct, topic, group, inputs: produced, runtime: o.runtime });
+    if (o.handler === "batch") Object.assign(extra, countBatches(logs));
     return {
       round,
       seed,
@@ -626,6 +631,22 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     await Promise.all(members.map((m) => m.exited));
     if (!o.keepLogs) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The batch handler's `B` lines (member.ts), over every member: batches run, the records they held (attempts), the largest. */
+function countBatches(logs: readonly string[]): { batches: number; batchedRecords: number; largestBatch: number } {
+  let batches = 0, batchedRecords = 0, largestBatch = 0;
+  for (const text of logs) {
+    for (const line of text.split("\n")) {
+      if (!line.startsWith("B\t")) continue;
+      const size = Number(line.split("\t").at(-1));
+      if (!Number.isFinite(size)) continue; // a torn last line
+      batches++;
+      batchedRecords += size;
+      largestBatch = Math.max(largestBatch, size);
+    }
+  }
+  return { batches, batchedRecords, largestBatch };
 }
 
 /**

@@ -22,7 +22,8 @@
  * - `E … assignment kind error` an `error` event of the consumer (commit failures, …);
  * - `S … assignment error` `consume()` rejected at start: the process exits 1;
  * - `C … assignment error` the consumer failed for good (`done` rejected): the process exits 1;
- * - `D … assignment state` the consumer stopped (`done` settled); the process then exits.
+ * - `D … assignment state` the consumer stopped (`done` settled); the process then exits;
+ * - `B … assignment size` a batch of `size` records went to the batch handler (`handler: "batch"`).
  * The assignment id is `<member>.<n>`, n counting this process's joins (KafkaJS does not
  * report the group generation); a record's id is the one current when its successful
  * attempt started.
@@ -31,6 +32,13 @@
  * output per input to `<topic>.out` (keyed, hashed over its 4 partitions; headers `from` and `by`), committed
  * with the record's completion.
  *
+ * With `handler: "batch"` the records go to a batch handler instead (`batch: { maxRecords:
+ * 16, maxWaitMs: 20 }`): each record of a batch does what the record handler does (sleep,
+ * transient failures, the poison, the output, the log line) concurrently, and a failure is
+ * that record's per-record result (an `Error` at its index), so only it runs again (the
+ * poison, after its retries, is dead-lettered); the batch returns once every line is
+ * fsynced.
+ *
  * The process exits when the harness's process is gone.
  *
  * @module
@@ -38,9 +46,9 @@
 import process from "node:process";
 import { setInterval, clearInterval } from "node:timers";
 import { Kafka, logLevel } from "kafkajs";
-import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
+import type { BatchContext, KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer, RecordContext } from "../../adapters/kafkajs/mod.ts";
 import { FsyncLog } from "./fsync_log.ts";
-import { failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
+import { BATCH_RECORDS, BATCH_WAIT_MS, failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
 
 /** What the harness passes to a member (argv[2], JSON). */
 export interface MemberConfig {
@@ -60,6 +68,8 @@ export interface MemberConfig {
   parent: number;
   /** `exactly-once`: transactional, one output per input to `<topic>.out`. Default at-least-once. */
   mode?: "at-least-once" | "exactly-once";
+  /** `batch`: the batch handler with per-record results. Default `record`. */
+  handler?: "record" | "batch";
 }
 
 type Runtime = "node" | "bun" | "deno";
@@ -124,6 +134,23 @@ async function main(): Promise<void> {
     });
   }
 
+  /** One record's attempt in assignment `id`: an Error when it fails, else nothing once its line is in the log. */
+  const one = async (message: KafkaMessage, { topic, partition, offset, attempt, send }: RecordContext, id: string): Promise<Error | undefined> => {
+    const key = message.key?.toString() ?? "";
+    await sleep(sleepMs(cfg.seed, partition, offset));
+    if (key === POISON_KEY) return new Error(`poison record ${topic}-${partition}@${offset}`);
+    if (failsAttempt(cfg.seed, partition, offset, attempt)) {
+      return new Error(`transient failure of ${topic}-${partition}@${offset}, attempt ${attempt}`);
+    }
+    const seq = message.value?.toString() ?? "";
+    // Exactly-once: one output per input, committed only with this record's completion.
+    // Keyed, no partition: hashed over `.out`'s 4 partitions, so every output partition
+    // interleaves the transactions of several inputs' producers (aborted ones included).
+    if (eos) send!({ topic: `${topic}.out`, key: message.key, value: seq, headers: { from: `${partition}:${offset}`, by: id } });
+    await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
+    return undefined;
+  };
+
   const start = (): { consumer: Promise<ParallelConsumer<KafkaMessage>>; release(): Promise<void> } => {
     const producer = kafka.producer();
     const consumer = kafka.consumer({
@@ -153,21 +180,25 @@ async function main(): Promise<void> {
       retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 200 },
       deadLetter: { producer },
       ...(eos ? { transactional: { timeoutMs: 5_000, transactionTimeoutMs: 20_000 } } : {}),
-      handler: async (message, { topic, partition, offset, attempt, send }) => {
-        const id = assignment(); // the assignment this attempt runs in
-        const key = message.key?.toString() ?? "";
-        await sleep(sleepMs(cfg.seed, partition, offset));
-        if (key === POISON_KEY) throw new Error(`poison record ${topic}-${partition}@${offset}`);
-        if (failsAttempt(cfg.seed, partition, offset, attempt)) {
-          throw new Error(`transient failure of ${topic}-${partition}@${offset}, attempt ${attempt}`);
+      ...(cfg.handler === "batch"
+        ? {
+          batch: {
+            maxRecords: BATCH_RECORDS,
+            maxWaitMs: BATCH_WAIT_MS,
+            // Per-record results: a failed record is an Error at its index; only it runs again.
+            handler: (messages: KafkaMessage[], { records }: BatchContext) => {
+              const id = assignment(); // the assignment this batch runs in
+              event("B", messages.length);
+              return Promise.all(messages.map((m, i) => one(m, records[i], id)));
+            },
+          },
         }
-        const seq = message.value?.toString() ?? "";
-        // Exactly-once: one output per input, committed only with this record's completion.
-        // Keyed, no partition: hashed over `.out`'s 4 partitions, so every output partition
-        // interleaves the transactions of several inputs' producers (aborted ones included).
-        if (eos) send!({ topic: `${topic}.out`, key: message.key, value: seq, headers: { from: `${partition}:${offset}`, by: id } });
-        await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
-      },
+        : {
+          handler: async (message: KafkaMessage, context: RecordContext) => {
+            const failed = await one(message, context, assignment()); // the assignment this attempt runs in
+            if (failed) throw failed;
+          },
+        }),
       on: {
         error: (e) => event("E", e.kind, oneLine(e.error)),
         commit: (e) => event("K", e.offsets.map((o) => `${o.partition}:${o.offset}`).join(",")),

@@ -18,13 +18,13 @@ import { join } from "node:path";
 import process from "node:process";
 import { clearInterval, setInterval } from "node:timers";
 import { ConfluentClient, type ConfluentKafka, type ConfluentMessage, type ConfluentProducer } from "../../adapters/confluent/mod.ts";
-import type { ClientSink, ConsumerClient } from "../../core/mod.ts";
+import type { BatchContext, ClientSink, ConsumerClient, RecordContext } from "../../core/mod.ts";
 import { ParallelConsumer } from "../../core/mod.ts";
 import { CONFLUENT_PREFIX } from "../../scripts/install-confluent.mjs";
 import { confluentConfig, type ConfluentProtocol } from "../kafka/bindings.ts";
 import { FsyncLog } from "./fsync_log.ts";
 import type { MemberConfig } from "./member.ts";
-import { failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
+import { BATCH_RECORDS, BATCH_WAIT_MS, failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
 
 interface KafkaJSNamespace {
   Kafka: new (config: { kafkaJS: { brokers: string[]; logLevel?: number; clientId?: string; logger?: unknown } }) => ConfluentKafka & {
@@ -135,6 +135,19 @@ async function main(): Promise<void> {
     });
   };
 
+  /** One record's attempt in assignment `id` (member.ts's): an Error when it fails, else nothing once its line is in the log. */
+  const one = async (message: ConfluentMessage, { topic, partition, offset, attempt }: RecordContext, id: string): Promise<Error | undefined> => {
+    const key = message.key?.toString() ?? "";
+    await sleep(sleepMs(cfg.seed, partition, offset));
+    if (key === POISON_KEY) return new Error(`poison record ${topic}-${partition}@${offset}`);
+    if (failsAttempt(cfg.seed, partition, offset, attempt)) {
+      return new Error(`transient failure of ${topic}-${partition}@${offset}, attempt ${attempt}`);
+    }
+    const seq = message.value?.toString() ?? "";
+    await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
+    return undefined;
+  };
+
   const start = (): { consumer: ParallelConsumer<ConfluentMessage>; started: Promise<void> } => {
     const client = new ConfluentClient(kafka, config, [cfg.topic], {
       fromBeginning: true,
@@ -145,17 +158,25 @@ async function main(): Promise<void> {
       ordering: "key",
       concurrency: cfg.concurrency,
       retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 200 },
-      handler: async (message, { topic, partition, offset, attempt }) => {
-        const id = assignment();
-        const key = message.key?.toString() ?? "";
-        await sleep(sleepMs(cfg.seed, partition, offset));
-        if (key === POISON_KEY) throw new Error(`poison record ${topic}-${partition}@${offset}`);
-        if (failsAttempt(cfg.seed, partition, offset, attempt)) {
-          throw new Error(`transient failure of ${topic}-${partition}@${offset}, attempt ${attempt}`);
+      ...(cfg.handler === "batch"
+        ? {
+          batch: {
+            maxRecords: BATCH_RECORDS,
+            maxWaitMs: BATCH_WAIT_MS,
+            // Per-record results (member.ts): a failed record is an Error at its index; only it runs again.
+            handler: (messages: ConfluentMessage[], { records }: BatchContext) => {
+              const id = assignment();
+              event("B", messages.length);
+              return Promise.all(messages.map((m, i) => one(m, records[i], id)));
+            },
+          },
         }
-        const seq = message.value?.toString() ?? "";
-        await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
-      },
+        : {
+          handler: async (message: ConfluentMessage, context: RecordContext) => {
+            const failed = await one(message, context, assignment());
+            if (failed) throw failed;
+          },
+        }),
       on: {
         error: (e) => event("E", e.kind, oneLine(e.error)),
         commit: (e) => event("K", e.offsets.map((o) => `${o.partition}:${o.offset}`).join(",")),

@@ -37,6 +37,10 @@ options:
                         adds outputDuplicates, outputMissing, outputStrays, outputRecords,
                         and the same four of a second stage that reads the outputs with
                         consume(): secondStageDuplicates, secondStageMissing, …)
+  --handler H           record (default) or batch: the members run the batch handler
+                        (batch: { maxRecords: 16 }, per-record results: a failing record
+                        is an Error at its index, only it runs again); adds batches,
+                        batchedRecords and largestBatch (over every member)
   --client C            kafkajs (default) or confluent (@confluentinc/kafka-javascript, Node only)
   --protocol P          confluent's group protocol: eager, cooperative or consumer (KIP-848, default)
   --keep-logs           keep the members' logs and the broker's (their paths are printed)
@@ -73,6 +77,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
         "fault-ms": { type: "string" },
         "timeout-ms": { type: "string" },
         mode: { type: "string" },
+        handler: { type: "string" },
         client: { type: "string" },
         protocol: { type: "string" },
         "keep-logs": { type: "boolean" },
@@ -88,6 +93,8 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
   const mode = values.mode ?? "at-least-once";
   if (!(mode in MODES)) throw new UsageError(`--mode must be at-least-once or exactly-once; got ${mode}`);
   if (!MODES[mode as ModeName].implemented) throw new UsageError(MODES[mode as ModeName].missing ?? `--mode ${mode} is not implemented`);
+  const handler = values.handler ?? "record";
+  if (handler !== "record" && handler !== "batch") throw new UsageError(`--handler must be record or batch; got ${handler}`);
   const client = values.client ?? "kafkajs";
   if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs or confluent; got ${client}`);
   if (!CLIENTS[client as ClientName].implemented) throw new UsageError(CLIENTS[client as ClientName].missing ?? `--client ${client} is not implemented`);
@@ -111,6 +118,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
       runtime: runtime as MemberRuntime,
       mode: mode as ModeName,
       client: client as ClientName,
+      ...(handler === "batch" ? { handler } : {}),
       ...(protocol !== undefined ? { protocol } : {}),
       keepLogs: values["keep-logs"] ?? false,
       ...(records !== undefined ? { records } : {}),
@@ -211,7 +219,7 @@ async function main(): Promise<number> {
   }
   const results = await runChaos({ ...options, progress: (line) => console.error(line) });
   for (const r of results) if (r.logDir) console.error(`round ${r.round} logs: ${r.logDir}`);
-  if (parsed.json) process.stdout.write(`${JSON.stringify(toJson(results))}\n`);
+  if (parsed.json) process.stdout.write(`${JSON.stringify({ ...toJson(results), ...(options.handler === "batch" ? { handler: "batch" } : {}) })}\n`);
   else console.log(table(results));
   return passed(results) ? 0 : 1;
 }

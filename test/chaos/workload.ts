@@ -37,6 +37,11 @@ export function sleepMs(seed: number, partition: number, offset: number): number
   return hash(seed, 1, partition, offset) % 4;
 }
 
+/** Most records in one batch of the members' batch handler (`--handler batch`; concurrency is 32). */
+export const BATCH_RECORDS = 16;
+/** How long the first record of a members' batch waits for more (`--handler batch`), ms. */
+export const BATCH_WAIT_MS = 20;
+
 /** Share of records whose first attempt throws. */
 export const FIRST_ATTEMPT_FAILURE = 0.03;
 /** Share of those whose second attempt throws too. */
