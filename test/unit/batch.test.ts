@@ -98,6 +98,30 @@ describe("batch handler", () => {
     assert.equal(client.committed.get("t/0"), 16);
   });
 
+  test("an async handler's batches stay whole: a settled batch's records all end before new ones start", async () => {
+    const client = new MemoryClient();
+    const sizes: number[] = [];
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "unordered",
+      concurrency: 8,
+      batch: {
+        maxRecords: 8,
+        handler: async (messages) => {
+          sizes.push(messages.length);
+          await sleep(1);
+        },
+      },
+    });
+    await c.start();
+    client.sink.assigned(tps(1));
+    client.deliver("t", 0, range(0, 64));
+    await until(() => c.metrics().completed === 64, 5_000, "64 completed");
+    // Each completion starting a record at once would flush batches of one after the first.
+    assert.deepEqual(sizes, [8, 8, 8, 8, 8, 8, 8, 8]);
+    await c.shutdown();
+  });
+
   test("a result that is not nothing or an array of the batch's length fails the batch with a typed error", async () => {
     const client = new MemoryClient();
     const errors: unknown[] = [];
