@@ -40,6 +40,15 @@ const ROOT = resolve(HERE, "..");
 const RUNTIMES: RuntimeName[] = ["node", "bun", "deno"];
 const CLIENTS: Client[] = ["kafkajs", "confluent", "platformatic"];
 const NAME = "consumer.bench";
+const BASE: Variant = "plain";
+const VARIANTS: Array<{ variant: Variant; name: string }> = [
+  { variant: "plain", name: "plain eachBatch, no commits" },
+  { variant: "plain-autocommit", name: "plain eachBatch, autoCommit" },
+  { variant: "unordered", name: "runner, unordered" },
+  { variant: "key", name: "runner, key" },
+  { variant: "partition", name: "runner, partition" },
+  { variant: "batch", name: "runner, key, batch handler" },
+];
 
 const o = cli(
   NAME,
@@ -55,6 +64,7 @@ node). Prints a table per child; writes bench/results/tmp/consumer.json.
                        platformatic on node runs on the pinned Node 24 of scripts/install-node.mjs)
   --records N          records in the topic (default 300000; 3 partitions, 10,000 keys)
   --reps N             rounds per child (default 11)
+  --variants LIST      of ${VARIANTS.map((v) => v.variant).join(", ")} (default all; plain, the baseline, always runs)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
   --no-completed-set   the runner without completed sets in its commits
   --save               write the committed bench/results/consumer.json instead
@@ -64,6 +74,7 @@ node). Prints a table per child; writes bench/results/tmp/consumer.json.
     client: { type: "string" },
     records: { type: "string" },
     reps: { type: "string" },
+    variants: { type: "string" },
     "commit-mode": { type: "string" },
     "no-completed-set": { type: "boolean" },
     save: { type: "boolean" },
@@ -73,16 +84,11 @@ const runtimes = (o.runtime === undefined ? RUNTIMES : listFlag(NAME, "runtime",
 const clients = (o.client === undefined ? CLIENTS : listFlag(NAME, "client", o.client, CLIENTS)) as Client[];
 const RECORDS = o.records === undefined ? 300_000 : intFlag(NAME, "records", o.records, 1);
 const REPS = o.reps === undefined ? 11 : intFlag(NAME, "reps", o.reps, 1);
+const chosen = o.variants === undefined ? undefined : listFlag(NAME, "variants", o.variants, VARIANTS.map((v) => v.variant));
+/** The variants this run measures: `--variants`, plus the baseline. */
+const RUN = VARIANTS.filter((v) => chosen === undefined || v.variant === BASE || chosen.includes(v.variant));
 const KEYS = 10_000;
 const PARTITIONS = 3;
-const BASE: Variant = "plain";
-const VARIANTS: Array<{ variant: Variant; name: string }> = [
-  { variant: "plain", name: "plain eachBatch, no commits" },
-  { variant: "plain-autocommit", name: "plain eachBatch, autoCommit" },
-  { variant: "unordered", name: "runner, unordered" },
-  { variant: "key", name: "runner, key" },
-  { variant: "partition", name: "runner, partition" },
-];
 const childFlags = [
   ...(o["commit-mode"] !== undefined ? ["--commit-mode", o["commit-mode"]] : []),
   ...(o["no-completed-set"] ? ["--no-completed-set"] : []),
@@ -105,7 +111,7 @@ async function command(rt: RuntimeName, client: Client, args: string[]): Promise
 async function runChild(rt: RuntimeName, client: Client, brokers: string, topic: string): Promise<RunResult> {
   const [cmd, args] = await command(rt, client, [
     "--topic", topic, "--records", String(RECORDS), "--reps", String(REPS), "--client", client,
-    "--variants", VARIANTS.map((v) => v.variant).join(","), ...childFlags,
+    "--variants", RUN.map((v) => v.variant).join(","), ...childFlags,
   ]);
   return new Promise((resolveRun, reject) => {
     const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, KAFKA_BROKERS: brokers }, stdio: ["ignore", "pipe", "pipe"] });
@@ -151,7 +157,7 @@ interface Row {
 function rows(result: RunResult): Row[] {
   const of = (v: Variant, k: keyof Rate): number[] => result.rounds.flatMap((r) => (r[v] ? [r[v]![k]] : []));
   const base = { wall: median(of(BASE, "wall")), cpu: median(of(BASE, "cpu")) };
-  return VARIANTS.map(({ variant, name }) => {
+  return RUN.map(({ variant, name }) => {
     const wall = median(of(variant, "wall")), cpu = median(of(variant, "cpu"));
     return {
       name,
@@ -227,6 +233,25 @@ await withBroker(async (brokers) => {
     });
     console.log(`  ${label(result)}: ${parts.join(", ")}`);
   }
+  // The batch handler's cost per record against the record handler's (both key ordering, no-op):
+  // per round, the two passes of that round (rotated, so each pair ran back to back on the same
+  // machine load), then min / median / max over the rounds.
+  const batchVsRecord = results.flatMap(({ result }) => {
+    const pairs = result.rounds.filter((r) => r.batch && r.key);
+    if (pairs.length === 0) return [];
+    const spread = (k: keyof Rate) => {
+      const xs = pairs.map((r) => r.batch![k] / r.key![k]).sort((a, b) => a - b);
+      return { min: +xs[0].toFixed(3), median: +median(xs).toFixed(3), max: +xs[xs.length - 1].toFixed(3) };
+    };
+    return [{ runtime: result.runtime, client: result.client, rounds: pairs.length, wall: spread("wall"), cpu: spread("cpu") }];
+  });
+  if (batchVsRecord.length > 0) {
+    console.log("\nbatch handler ÷ record handler (key ordering, no-op), per-round pairs, min / median / max (records/s; per CPU-s):");
+    for (const b of batchVsRecord) {
+      const r = (x: { min: number; median: number; max: number }): string => `${x.min.toFixed(2)} / ${x.median.toFixed(2)} / ${x.max.toFixed(2)}`;
+      console.log(`  ${b.client === "kafkajs" ? b.runtime : `${b.runtime} + ${b.client}`}: ${r(b.wall)} (${r(b.cpu)}), ${b.rounds} rounds`);
+    }
+  }
   const nodeKafkaJS = results.find((x) => x.result.runtime === "node" && x.result.client === "kafkajs");
   const nodeConfluent = results.find((x) => x.result.client === "confluent");
   if (nodeKafkaJS && nodeConfluent) {
@@ -243,12 +268,13 @@ await withBroker(async (brokers) => {
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30) },
     clients: Object.fromEntries(results.map(({ result }) => [result.client, result.clientVersion])),
     topic: { records: RECORDS, partitions: PARTITIONS, keys: KEYS, value: '"<index>:" + 64 × "x"' },
-    runner: { handler: "no-op, returns at once", options: "defaults", ...(childFlags.length ? { flags: childFlags } : {}) },
+    runner: { handler: "no-op, returns at once", batch: "batch variant: key ordering, batch: { maxRecords: 16 }, a no-op batch handler", options: "defaults", ...(childFlags.length ? { flags: childFlags } : {}) },
     rounds: REPS,
     baseline: "plain eachBatch, no commits",
     measured:
       "first delivered batch (plain) or first handler call (runner) → last record; wall clock and the child process's CPU time (user + system)",
     ...(failures.length > 0 ? { failures } : {}),
+    ...(batchVsRecord.length > 0 ? { batchVsRecord } : {}),
     runtimes: results.map(({ result, rows: rs }) => ({
       runtime: result.runtime,
       client: result.client,

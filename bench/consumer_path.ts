@@ -3,7 +3,10 @@
  * through `ParallelConsumer` (tracker, dispatcher, commits to a client that acknowledges at
  * once) with a no-op handler, in each ordering, against the floor of calling the handler
  * with a fresh context object per record. Records per second of each, and the runner's
- * extra nanoseconds per record over the floor (medians of the rounds).
+ * extra nanoseconds per record over the floor (medians of the rounds). One more row: the
+ * batch handler (`key` ordering, `batch: { maxRecords: 16, maxWaitMs: 0 }`, a no-op that
+ * returns nothing: every record ok), timed until its last batch ran; maxWaitMs 0 so that
+ * the round's last, partial batch runs on the next timer tick instead of 10 ms later.
  *
  *     node --import tsx bench/consumer_path.ts [--batches N] [--batch N] [--rounds N]
  *     bun bench/consumer_path.ts …;  deno run -A bench/consumer_path.ts …
@@ -12,6 +15,7 @@
  */
 import process from "node:process";
 import {
+  type BatchContext,
   type ClientSink,
   type CommitOffset,
   type ConsumerClient,
@@ -129,11 +133,18 @@ async function timeRoundAsync(r: number, take: (b: ReturnType<typeof batch>) => 
   return ms;
 }
 
-async function runner(ordering: Ordering): Promise<number[]> {
+async function runner(ordering: Ordering, batched = false): Promise<number[]> {
   const client = new InMemoryClient();
   let handled = 0, delivered = 0;
   const handler = ASYNC ? (m: Msg, ctx: RecordContext) => Promise.resolve(noop(m, ctx)).then(() => void handled++) : noop;
-  const c = new ParallelConsumer<Msg>(client, { ordering, handler });
+  const batchHandler = (messages: Msg[], { records }: BatchContext): void => {
+    for (let i = 0; i < messages.length; i++) noop(messages[i], records[i]);
+    handled += messages.length;
+  };
+  const c = new ParallelConsumer<Msg>(
+    client,
+    batched ? { ordering, batch: { maxRecords: 16, maxWaitMs: 0, handler: batchHandler } } : { ordering, handler },
+  );
   await c.start();
   client.sink.assigned(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: "t", partition })));
   const ms: number[] = [];
@@ -143,6 +154,10 @@ async function runner(ordering: Ordering): Promise<number[]> {
       while (!client.sink.deliver({ topic: "t", ...b })) await new Promise((r) => setTimeout(r, 0));
       delivered += BATCH;
       if (ASYNC) while (handled < delivered) await new Promise((r) => setTimeout(r, 0)); // the batch finished
+      // The batch handler: the round's last records may wait in a partial batch for the next tick.
+      if (batched && b.next === (r + 1) * BATCHES / PARTITIONS * BATCH && b.partition === (BATCHES - 1) % PARTITIONS) {
+        while (handled < delivered) await new Promise((r) => setTimeout(r, 0));
+      }
     }));
     await new Promise((r) => setTimeout(r, 5)); // commits go out between rounds, as between fetches
   }
@@ -166,5 +181,9 @@ console.log(`| handler + fresh context (floor) | ${rate(floorMs)} | 0 |`);
 for (const ordering of ["unordered", "key", "partition"] as const) {
   const ms = median(await runner(ordering));
   console.log(`| runner, ${ordering} | ${rate(ms)} | ${(((ms - floorMs) * 1e6) / records).toFixed(0)} |`);
+}
+if (!ASYNC) {
+  const ms = median(await runner("key", true));
+  console.log(`| runner, key, batch handler (16) | ${rate(ms)} | ${(((ms - floorMs) * 1e6) / records).toFixed(0)} |`);
 }
 if (sink !== 0) console.log(sink);

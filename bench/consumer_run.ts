@@ -31,7 +31,7 @@ export const CLIENTS = ["kafkajs", "confluent", "platformatic"] as const;
 export type Client = typeof CLIENTS[number];
 
 /** The passes one process can run. */
-export const VARIANTS = ["plain", "plain-autocommit", "unordered", "key", "partition"] as const;
+export const VARIANTS = ["plain", "plain-autocommit", "unordered", "key", "partition", "batch"] as const;
 /** A pass. */
 export type Variant = typeof VARIANTS[number];
 
@@ -175,8 +175,15 @@ function tapBatches<C extends object>(consumer: C, onBatch: () => void): C {
   return Object.assign(consumer, { run: tapped });
 }
 
-/** The runner with a no-op handler, default options but the commit mode and completed sets chosen. */
-async function runner(n: number, ordering: Ordering): Promise<Rate> {
+/** Records in one batch of the `batch` variant: the default `concurrency` (16), so a batch runs as soon as every worker holds a record. */
+export const BATCH_RECORDS = 16;
+
+/**
+ * The runner with a no-op handler, default options but the commit mode and completed sets
+ * chosen. `batch`: the batch handler instead (no-op, every record ok: it returns nothing),
+ * `key` ordering, `batch: { maxRecords: 16 }`, the other options the same.
+ */
+async function runner(n: number, ordering: Ordering, batch = false): Promise<Rate> {
   const m = meter(n);
   const controller = new AbortController();
   const options = {
@@ -184,7 +191,9 @@ async function runner(n: number, ordering: Ordering): Promise<Rate> {
     ordering,
     signal: controller.signal,
     commit: COMPLETED_SET ? { mode: MODE } : { mode: MODE, completedSet: false as const },
-    handler: () => m.tick(1),
+    ...(batch
+      ? { batch: { maxRecords: BATCH_RECORDS, handler: (messages: unknown[]) => m.tick(messages.length) } }
+      : { handler: () => m.tick(1) }),
   };
   const c = CLIENT === "platformatic"
     ? (await import("../adapters/platformatic/mod.ts")).createPlatformaticConsumer({
@@ -282,6 +291,8 @@ function pass(v: Variant): Promise<Rate> {
       return CLIENT === "platformatic" ? plainPlatformatic(RECORDS, false) : CLIENT === "confluent" ? plainConfluent(RECORDS, false) : plainKafkaJS(RECORDS, false);
     case "plain-autocommit":
       return CLIENT === "platformatic" ? plainPlatformatic(RECORDS, true) : CLIENT === "confluent" ? plainConfluent(RECORDS, true) : plainKafkaJS(RECORDS, true);
+    case "batch":
+      return runner(RECORDS, "key", true);
     default:
       return runner(RECORDS, v);
   }

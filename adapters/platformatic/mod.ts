@@ -27,8 +27,8 @@ export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOption
   topics: readonly string[];
   /** Start from the earliest offset when the group has no committed offset (and after an out-of-range position). Default `false`. */
   fromBeginning?: boolean;
-  /** Runs once per record (again on retries). */
-  handler: Handler<PlatformaticMessage>;
+  /** Runs once per record (again on retries). Required unless `batch` gives a batch handler. */
+  handler?: Handler<PlatformaticMessage>;
   /** Dead-letter producer; with it, records whose retries are used up are dead-lettered (see `retry.onExhausted`). */
   deadLetter?: PlatformaticDeadLetterOptions;
   /** Longest a Fetch waits on the broker for data, ms (a resume takes effect within it). Default 500. */
