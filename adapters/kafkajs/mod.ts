@@ -89,7 +89,7 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
   const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, ...rest } = options;
   if (transactional !== undefined) {
     // The port opens (fences) each partition before reading its committed offsets: the client reads none.
-    const client = new KafkaJSClient(consumer, topics, fromBeginning !== undefined ? { fromBeginning } : {});
+    const client = new KafkaJSClient(consumer, topics, { ...(fromBeginning !== undefined ? { fromBeginning } : {}), ...(kafka !== undefined ? { probe: kafka } : {}) });
     const port = new KafkaJSTransactions(kafka as Kafka, consumer, transactional, {
       ...(fromBeginning !== undefined ? { fromBeginning } : {}),
       ...(deadLetter !== undefined ? { deadLetter: transactionalDeadLetter(deadLetter) } : {}),

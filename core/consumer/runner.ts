@@ -32,7 +32,7 @@
 import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from "./client.ts";
 import { Claims } from "./claims.ts";
 import { BatchCollector, resolveBatchOptions } from "./batch.ts";
-import { ClusterWatch } from "./cluster.ts";
+import { ClusterWatch, PROBE_MS, probeWithin } from "./cluster.ts";
 import { CommitScheduler } from "./commit_scheduler.ts";
 import { Delivery } from "./delivery.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -50,7 +50,7 @@ import { StallGuard } from "./stall.ts";
 import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
 import { UserPause } from "./user_pause.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
-import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
+import { ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
 import { Frontier } from "../tracker/frontier.ts";
 
 export type { ConsumerState } from "./lifecycle.ts";
@@ -419,8 +419,27 @@ export class ParallelConsumer<M> {
 
   /** `cluster.maxUnavailableMs` passed: the consumer fails and the client is closed (a shutdown already bounds itself). */
   #giveUp(error: ClusterUnavailableError): void {
+    if (this.#ended()) return;
+    if (error.attempts > 0 || this.#client.probe === undefined) return this.#gaveUp(error);
+    // The client's own retries outlasted the bound: one direct attempt names brokers and a cause.
+    void probeWithin(this.#client.probe.bind(this.#client), PROBE_MS).then((found) => {
+      if (this.#ended()) return;
+      this.#gaveUp(found === undefined ? error : new ClusterUnavailableError(
+        found.brokers.length > 0 ? found.brokers : error.brokers,
+        error.waitedMs,
+        0,
+        found.error,
+        found.brokers.length > 0 || found.error !== undefined,
+      ));
+    });
+  }
+
+  #ended(): boolean {
     const state = this.#life.state;
-    if (state === "stopping" || state === "stopped" || state === "failed") return;
+    return state === "stopping" || state === "stopped" || state === "failed";
+  }
+
+  #gaveUp(error: ClusterUnavailableError): void {
     this.#failed(error);
     void this.#client.close().catch((e: unknown) => this.#events.emit("error", { kind: "client", error: e }));
   }
