@@ -185,6 +185,48 @@ describe("ConfluentClient (fake client)", () => {
     await client.close();
   });
 
+  test("close() waits for a late outcome that overtook a newer commit, and sends its repair before leaving the group", async () => {
+    const f = fake(committedAt({}));
+    const sent: string[] = [];
+    const order: string[] = [];
+    let rebalance: Rebalance | undefined;
+    let stored: Raw[] = [];
+    let internal: EventEmitter | undefined;
+    const kafka = {
+      consumer: (config: Record<string, unknown>) => {
+        const c = f.kafka.consumer(config);
+        internal = c._getInternalClient();
+        rebalance = config.rebalance_cb as Rebalance;
+        return Object.assign(c, {
+          commitOffsets: (list: Array<{ partition: number; offset: string }>) => {
+            const s = list.map((o) => `${o.partition}@${o.offset}`).join(",");
+            sent.push(s);
+            order.push(`commit ${s}`);
+            return Promise.resolve();
+          },
+          committed: () => Promise.resolve(stored),
+          disconnect: () => (order.push("disconnect"), Promise.resolve()),
+        });
+      },
+    };
+    const client = new ConfluentClient(kafka as unknown as typeof f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
+    await client.start(sink().sink);
+    await rebalance!(ASSIGN, [{ topic: T, partition: 0 }], FNS);
+    const outcome = (partition: number, offset: number) => internal!.emit("offset.commit", undefined, [{ topic: T, partition, offset }]);
+    stored = [{ topic: T, partition: 0, offset: 10 }];
+    await client.commit([{ topic: T, partition: 0, offset: 10 }]); // read back: its outcome is late
+    const b = client.commit([{ topic: T, partition: 0, offset: 12 }]);
+    await until(() => sent.length === 2, "commit B sent");
+    outcome(0, 12);
+    await b;
+    const closing = client.close(); // the runner's last commit was acknowledged: it closes
+    await new Promise((r) => setTimeout(r, 50));
+    stored = [{ topic: T, partition: 0, offset: 12 }];
+    outcome(0, 10); // the older commit's resend landed after B, as the consumer closes
+    await closing;
+    assert.deepEqual(order, ["commit 0@10", "commit 0@12", "commit 0@12", "disconnect"], "the repair goes out before the disconnect");
+  });
+
   test("new partitions start at the committed offset read at assignment: the rebalance callback hands librdkafka their offsets", async () => {
     // Left to look the committed offsets up itself, librdkafka never starts a partition whose
     // lookup failed: it stays assigned and unfetched, and every seek of it fails.
