@@ -37,7 +37,9 @@ options:
                         adds outputDuplicates, outputMissing, outputStrays, outputRecords,
                         and the same four of a second stage that reads the outputs with
                         consume(): secondStageDuplicates, secondStageMissing, …)
-  --client C            kafkajs (default) or confluent (@confluentinc/kafka-javascript, Node only)
+  --client C            kafkajs (default), confluent (@confluentinc/kafka-javascript, Node only)
+                        or platformatic (@platformatic/kafka; on Node the members run on the
+                        pinned Node 24); confluent and platformatic: at-least-once only
   --protocol P          confluent's group protocol: eager, cooperative or consumer (KIP-848, default)
   --keep-logs           keep the members' logs and the broker's (their paths are printed)
   --help                this text
@@ -89,9 +91,10 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
   if (!(mode in MODES)) throw new UsageError(`--mode must be at-least-once or exactly-once; got ${mode}`);
   if (!MODES[mode as ModeName].implemented) throw new UsageError(MODES[mode as ModeName].missing ?? `--mode ${mode} is not implemented`);
   const client = values.client ?? "kafkajs";
-  if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs or confluent; got ${client}`);
+  if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs, confluent or platformatic; got ${client}`);
   if (!CLIENTS[client as ClientName].implemented) throw new UsageError(CLIENTS[client as ClientName].missing ?? `--client ${client} is not implemented`);
   if (client === "confluent" && runtime !== "node") throw new UsageError(`--client confluent runs on Node only (Bun and Deno cannot load its addon); got --runtime ${runtime}`);
+  if (client !== "kafkajs" && mode !== "at-least-once") throw new UsageError(`--mode ${mode} runs with --client kafkajs only; got --client ${client}`);
   const protocol = values.protocol;
   if (protocol !== undefined && client !== "confluent") throw new UsageError("--protocol applies to --client confluent only");
   if (protocol !== undefined && !["eager", "cooperative", "consumer"].includes(protocol)) {
