@@ -15,7 +15,8 @@
 import process from "node:process";
 import { clearInterval, setInterval } from "node:timers";
 import type { Buffer } from "node:buffer";
-import type { ClientSink, ConsumerClient } from "../../core/mod.ts";
+import type { ConsumerClient } from "../../core/mod.ts";
+import { tapClient } from "../kafka/tap_client.ts";
 import { ParallelConsumer } from "../../core/mod.ts";
 import { FsyncLog } from "./fsync_log.ts";
 import type { MemberConfig } from "./member.ts";
@@ -83,43 +84,23 @@ export async function runPortMember<M extends PortMessage>(
   /** Logs the client's group events (what member.ts logs from KafkaJS's). */
   const observed = (client: ConsumerClient<M>): ConsumerClient<M> => {
     const now = new Set<string>();
-    const joined = (): void => {
-      joins++;
-      event("J", [...now].sort().join(","), "-");
-      process.stdout.write(`${JSON.stringify({ event: "joined", assignment: assignment(), partitions: now.size })}\n`);
-    };
-    return new Proxy(client, {
-      get(target, prop) {
-        if (prop !== "start") {
-          const v = Reflect.get(target, prop, target);
-          return typeof v === "function" ? v.bind(target) : v;
-        }
-        return (sink: ClientSink<M>) =>
-          target.start({
-            unavailable: (error, brokers) => sink.unavailable(error, brokers),
-            available: () => sink.available(),
-            signal: sink.signal,
-            assigned: (partitions, committed, incremental) => {
-              if (!incremental) now.clear();
-              for (const p of partitions) now.add(`${p.topic}-${p.partition}`);
-              if (!incremental || partitions.length > 0) joined(); // before the runner: records of it start under the new id
-              sink.assigned(partitions, committed, incremental);
-            },
-            revoking: (partitions) => {
-              event("R");
-              for (const p of partitions ?? []) now.delete(`${p.topic}-${p.partition}`);
-              return sink.revoking(partitions);
-            },
-            lost: (partitions) => {
-              event("X", true, "lost");
-              if (partitions) for (const p of partitions) now.delete(`${p.topic}-${p.partition}`);
-              else now.clear();
-              sink.lost(partitions);
-            },
-            deliver: (batch) => sink.deliver(batch),
-            failed: (error) => sink.failed(error),
-            ...(sink.owned ? { owned: (sentAt: number) => sink.owned!(sentAt) } : {}),
-          });
+    return tapClient(client, {
+      assigned: (partitions, incremental) => {
+        if (!incremental) now.clear();
+        for (const p of partitions) now.add(`${p.topic}-${p.partition}`);
+        if (incremental && partitions.length === 0) return;
+        joins++; // before the runner: records of it start under the new id
+        event("J", [...now].sort().join(","), "-");
+        process.stdout.write(`${JSON.stringify({ event: "joined", assignment: assignment(), partitions: now.size })}\n`);
+      },
+      revoking: (partitions) => {
+        event("R");
+        for (const p of partitions ?? []) now.delete(`${p.topic}-${p.partition}`);
+      },
+      lost: (partitions) => {
+        event("X", true, "lost");
+        if (partitions) for (const p of partitions) now.delete(`${p.topic}-${p.partition}`);
+        else now.clear();
       },
     });
   };
