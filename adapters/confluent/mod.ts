@@ -115,27 +115,5 @@ export async function consumeConfluent(options: ConsumeConfluentOptions): Promis
 export { ConfluentClient } from "./client.ts";
 export { CommitRefusedError } from "./commits.ts";
 export type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
-export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
 export type * from "./types.ts";
-export {
-  type BatchContext,
-  type BatchHandler,
-  type BatchResult,
-  type CommitEvent,
-  type ConsumerEvents,
-  type ConsumerMetrics,
-  type DeadLetterEvent,
-  type ErrorEvent,
-  type Handler,
-  type Ordering,
-  ParallelConsumer,
-  type PartitionMetrics,
-  type PauseEvent,
-  PartitionStoppedError,
-  parseRetryAfter,
-  RetryAfterError,
-  type RecordContext,
-  type ResumeEvent,
-  type RetryEvent,
-  UnsupportedRuntimeError,
-} from "../../core/mod.ts";
+export * from "../shared/consumer_api.ts";

@@ -147,32 +147,8 @@ export async function consumeUntil(
 
 export { KafkaJSClient } from "./client.ts";
 export type { Consumer, Kafka, KafkaMessage, Producer } from "./types.ts";
-export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
 export type { DeadLetterOptions } from "./dead_letter.ts";
-export {
-  type BatchContext,
-  type BatchHandler,
-  type BatchResult,
-  type CommitEvent,
-  type ConsumerEvents,
-  type ConsumerMetrics,
-  type DeadLetterEvent,
-  type ErrorEvent,
-  type Handler,
-  type Ordering,
-  ParallelConsumer,
-  type PartitionMetrics,
-  type PauseEvent,
-  PartitionStoppedError,
-  parseRetryAfter,
-  RetryAfterError,
-  type OutputRecord,
-  type RecordContext,
-  type ResumeEvent,
-  type RetryEvent,
-  type TransactionalContext,
-  type TransactionEvent,
-  type TransactionMetrics,
-} from "../../core/mod.ts";
+export * from "../shared/consumer_api.ts";
+export { type OutputRecord, type TransactionalContext, type TransactionEvent, type TransactionMetrics } from "../../core/mod.ts";
 export { type KafkaJSTransactionalOptions, KafkaJSTransactions, type TransactionalProducerStats } from "./transactions.ts";
 export { isFenced, TransactionTimeoutError } from "./transaction_steps.ts";

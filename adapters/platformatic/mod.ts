@@ -105,23 +105,6 @@ export { PlatformaticClient, type PlatformaticClientOptions } from "./client.ts"
 export { CommitNotAcknowledgedError } from "./errors.ts";
 export type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
 export type { PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } from "./types.ts";
-export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
-export {
-  type CommitEvent,
-  type ConsumerEvents,
-  type ConsumerMetrics,
-  type DeadLetterEvent,
-  type ErrorEvent,
-  type Handler,
-  type Ordering,
-  ParallelConsumer,
-  type PartitionMetrics,
-  type PauseEvent,
-  PartitionStoppedError,
-  type RecordContext,
-  type ResumeEvent,
-  type RetryEvent,
-  UnsupportedRuntimeError,
-} from "../../core/mod.ts";
+export * from "../shared/consumer_api.ts";
 export type { FetchSettings } from "./fetcher.ts";
 export type { CommitFailure } from "./commit_response.ts";
