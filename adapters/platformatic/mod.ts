@@ -10,6 +10,8 @@
 import process from "node:process";
 import { UnsupportedRuntimeError } from "../../core/errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
+import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_options.ts";
+import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { PlatformaticClient } from "./client.ts";
 import type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
 import type { PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
@@ -40,6 +42,12 @@ export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOption
   /** Read only committed transactional records (Kafka's rule, applied by the binding). Default `true`. */
   readCommitted?: boolean;
 }
+
+/** The binding's own option names, besides the runner's. */
+const PLATFORMATIC_OPTION_NAMES: OptionNames<
+  Pick<PlatformaticConsumerOptions, "consumer" | "topics" | "fromBeginning" | "deadLetter" | "maxWaitTime" | "maxBytesPerPartition" | "maxBytes" | "readCommitted">
+> = { consumer: true, topics: true, fromBeginning: true, deadLetter: true, maxWaitTime: true, maxBytesPerPartition: true, maxBytes: true, readCommitted: true };
+const DEAD_LETTER_OPTION_NAMES: OptionNames<PlatformaticDeadLetterOptions> = { producer: true, topic: true };
 
 /** Throws on a Node older than the client supports (it crashes there). */
 function checkRuntime(): void {
@@ -73,6 +81,8 @@ function checkRuntime(): void {
  */
 export function createPlatformaticConsumer(options: PlatformaticConsumerOptions): ParallelConsumer<PlatformaticMessage> {
   checkRuntime();
+  checkConsumerOptions(options, PLATFORMATIC_OPTION_NAMES);
+  checkKnownOptions("options.deadLetter", options.deadLetter, DEAD_LETTER_OPTION_NAMES);
   const { consumer, topics, fromBeginning, deadLetter, maxWaitTime, maxBytesPerPartition, maxBytes, readCommitted, ...rest } = options;
   const client = new PlatformaticClient(consumer, topics, {
     ...(fromBeginning !== undefined ? { fromBeginning } : {}),
