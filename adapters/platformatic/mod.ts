@@ -13,6 +13,7 @@ import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "..
 import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_options.ts";
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { PlatformaticClient } from "./client.ts";
+import { defined } from "../shared/defined.ts";
 import type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
 import type { PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { startWithSignals } from "../shared/signals.ts";
@@ -84,14 +85,7 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
   checkConsumerOptions(options, PLATFORMATIC_OPTION_NAMES);
   checkKnownOptions("options.deadLetter", options.deadLetter, DEAD_LETTER_OPTION_NAMES);
   const { consumer, topics, fromBeginning, deadLetter, maxWaitTime, maxBytesPerPartition, maxBytes, readCommitted, ...rest } = options;
-  const client = new PlatformaticClient(consumer, topics, {
-    ...(fromBeginning !== undefined ? { fromBeginning } : {}),
-    ...(deadLetter !== undefined ? { deadLetter } : {}),
-    ...(maxWaitTime !== undefined ? { maxWaitTime } : {}),
-    ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
-    ...(maxBytes !== undefined ? { maxBytes } : {}),
-    ...(readCommitted !== undefined ? { readCommitted } : {}),
-  });
+  const client = new PlatformaticClient(consumer, topics, defined({ fromBeginning, deadLetter, maxWaitTime, maxBytesPerPartition, maxBytes, readCommitted }));
   return new ParallelConsumer<PlatformaticMessage>(client, rest);
 }
 
