@@ -11,7 +11,7 @@
 // remove its data (nothing is kept between runs); so does the end of the process that
 // started it (npm). A second signal exits at once; the
 // broker module's exit hook and watchdog then SIGKILL the broker.
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import process from "node:process";
 import { tsImport } from "tsx/esm/api";
@@ -61,13 +61,18 @@ try {
 }
 
 const kafkaVersion = /<kafka\.version>([^<]+)</.exec(readFileSync(new URL("../test/broker/pom.xml", import.meta.url), "utf8"))?.[1];
+// Without a class-data-sharing archive the first broker JVM writes one when it stops
+// (test/broker/broker.ts): later starts are about twice as fast, that stop takes longer.
+const cacheDir = new URL("../.cache/kafka/", import.meta.url);
+const writesArchive = process.env.KAFKA_CDS !== "0" &&
+  !(existsSync(cacheDir) && readdirSync(cacheDir).some((f) => /^cds-.*\.jsa$/.test(f)));
 let broker;
 let stopping = false;
 async function stop(sig) {
   if (stopping) process.exit(130); // a second signal: at once (the exit hook kills the JVM)
   stopping = true;
   if (!broker) process.exit(130); // still starting: the exit hook and watchdog end the JVM
-  console.error(`broker: ${sig}: stopping …`);
+  console.error(`broker: ${sig}: stopping …${writesArchive ? " (the first stop writes the JVM's class-data archive into .cache/kafka/ for faster starts: up to 30 s, once)" : ""}`);
   const t0 = performance.now();
   await broker.stop();
   console.error(`broker: stopped in ${((performance.now() - t0) / 1000).toFixed(1)} s (its data is deleted)`);
@@ -92,8 +97,18 @@ try {
     await mod.createTopic(broker.brokers, t.name, t.partitions);
     console.error(`broker: topic ${t.name} (${t.partitions} partition${t.partitions === 1 ? "" : "s"}) ready`);
   }
+  // A group's first request creates the offsets topic: do it now, so that the first consumer
+  // does not log KafkaJS's ERROR "The group coordinator is not available" while it retries.
+  const { Kafka, logLevel } = await import("kafkajs");
+  const admin = new Kafka({ clientId: "offset-frontier-broker", brokers: [broker.brokers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    await admin.describeGroups(["offset-frontier-warm-up"]);
+  } finally {
+    await admin.disconnect();
+  }
 } catch (e) {
-  console.error(`broker: creating the topics failed: ${e instanceof Error ? e.message : e}`);
+  console.error(`broker: preparing the broker (topics, offsets topic) failed: ${e instanceof Error ? e.message : e}`);
   await broker.stop();
   process.exit(1);
 }
