@@ -33,7 +33,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
-import { BIN, type PackProject, packProject, ROOT, sh } from "./pack_project.ts";
+import { BIN, killGroup, type PackProject, packProject, ROOT, sh } from "./pack_project.ts";
 
 type Runtime = "node" | "bun" | "deno";
 type Mode = "run" | "exit" | "illustrative";
@@ -200,7 +200,7 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
         }
         if (runtime === "deno") sh(join(BIN, "deno"), ["check", file], project);
         const [cmd, args] = command(runtime, file);
-        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" }, detached: true });
         let stdout = "", stderr = "";
         child.stdout.on("data", (d) => (stdout += d));
         child.stderr.on("data", (d) => (stderr += d));
@@ -237,7 +237,7 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
           assert.ok(stopped, `${ex.name} exited within the bound${tail()}`);
           assert.deepEqual(stopped, { code: 0, signal: null }, `${ex.name} exits 0${tail()}`);
         } finally {
-          if (!done) child.kill("SIGKILL"); // only the child this test started
+          if (!done) killGroup(child.pid); // only the processes this test started
         }
       });
     }

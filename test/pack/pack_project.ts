@@ -63,3 +63,17 @@ export function packProject(opts: { prefix: string; npm?: string[][]; links?: Re
     },
   };
 }
+
+/**
+ * SIGKILLs what a failed run left: the child's process group (it was spawned detached), so
+ * that tsx's own child goes too; killing only tsx orphaned a consumer that held the test's
+ * pipes open, and the test file never ended.
+ */
+export function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}

@@ -26,7 +26,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
-import { BIN, type PackProject, packProject, ROOT, sh } from "./pack_project.ts";
+import { BIN, killGroup, type PackProject, packProject, ROOT, sh } from "./pack_project.ts";
 
 const NODE = process.versions.bun || (globalThis as { Deno?: unknown }).Deno ? "node" : process.execPath;
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -185,7 +185,7 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
         writeFileSync(join(project, file), code);
         if (check) sh(check[0], check[1], project);
         const [cmd, args] = command;
-        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" }, detached: true });
         let stdout = "", stderr = "";
         child.stdout.on("data", (d) => (stdout += d));
         child.stderr.on("data", (d) => (stderr += d));
@@ -213,7 +213,7 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
           assert.ok(stopped, `the ${name} quick start exited within 30 s of SIGINT${tail()}`);
           assert.deepEqual(stopped, { code: 0, signal: null }, `exit 0 after SIGINT${tail()}`);
         } finally {
-          if (!done) child.kill("SIGKILL"); // only the child this test started
+          if (!done) killGroup(child.pid); // only the processes this test started
         }
 
         // No runtime warning but KafkaJS 2.2.4's own (docs/troubleshooting.md): its request queue's negative timer.
