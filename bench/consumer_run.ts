@@ -244,7 +244,8 @@ function confluentConfig(label: string): Record<string, string | number | boolea
 /** The Confluent client's plain eachBatch (its defaults resolve each batch): counts every message. */
 async function plainConfluent(n: number, autoCommit: boolean): Promise<Rate> {
   const kafkaClient = await confluentKafka();
-  const consumer = kafkaClient.consumer({ ...confluentConfig("plain"), "enable.auto.commit": autoCommit, "auto.offset.reset": "earliest" });
+  // `as never`: ConfluentKafka types consumer()'s config as never, so that any client's own typing fits
+  const consumer = kafkaClient.consumer({ ...confluentConfig("plain"), "enable.auto.commit": autoCommit, "auto.offset.reset": "earliest" } as never);
   const m = meter(n);
   await consumer.connect();
   await consumer.subscribe({ topics: [TOPIC] });

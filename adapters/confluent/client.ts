@@ -162,7 +162,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       stopped: () => this.#closed || this.#stopped,
       resume: (partitions) => this.resume(partitions),
     });
-    this.#create = () => kafka.consumer(final);
+    this.#create = () => kafka.consumer(final as never); // see ConfluentKafka.consumer
     this.#consumer = this.#create();
     if (options.deadLetter) {
       const dlq = new DeadLetterProducer(options.deadLetter);
