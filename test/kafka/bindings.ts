@@ -224,6 +224,16 @@ export function bindings(): Binding[] {
 }
 
 /**
+ * Every binding this runtime loaded, selected or not: KafkaJS always, Confluent and
+ * @platformatic/kafka where they run and OFFSET_FRONTIER_BINDINGS (if set) names them. The
+ * handover suite pairs a selected binding with these (so the Node 24 run, which selects
+ * platformatic only, still hands over to and from KafkaJS).
+ */
+export function bindingPartners(): Binding[] {
+  return [...all];
+}
+
+/**
  * {@link bindings} without the named ones: a suite that cannot pass through a binding yet
  * excludes it explicitly, with a comment saying why.
  */
