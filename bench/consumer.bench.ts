@@ -31,7 +31,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { createTopic, endOffsets, produce, withBroker } from "../test/broker/broker.ts";
 import { unique } from "../test/kafka/helpers.ts";
-import { cli, intFlag, type RuntimeName } from "./cli.ts";
+import { cli, intFlag, type RuntimeName, usageError } from "./cli.ts";
 import { listFlag } from "../scripts/cli.mjs";
 import type { Client, Rate, RunResult, Variant } from "./consumer_run.ts";
 
@@ -62,7 +62,11 @@ node). Prints a table per child; writes bench/results/tmp/consumer.json.
   --runtime LIST       of node, bun, deno (default node,bun,deno)
   --client LIST        of kafkajs, confluent, platformatic (default all; confluent: node only;
                        platformatic on node runs on the pinned Node 24 of scripts/install-node.mjs)
-  --records N          records in the topic (default 300000; 3 partitions, 10,000 keys)
+  --records N          records in the topic (default 300000; 10,000 keys)
+  --partitions LIST    partition counts (default 3): one topic of --records records per count,
+                       every child runs on each (how the cost grows with partitions)
+  --node V             the Node of the node children: this one (default), 22 or 24 (the pinned
+                       Node of scripts/install-node.mjs); platformatic needs >= 22.22
   --reps N             rounds per child (default 11)
   --variants LIST      of ${VARIANTS.map((v) => v.variant).join(", ")} (default all; plain, the baseline, always runs)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
@@ -73,6 +77,8 @@ node). Prints a table per child; writes bench/results/tmp/consumer.json.
     runtime: { type: "string" },
     client: { type: "string" },
     records: { type: "string" },
+    partitions: { type: "string" },
+    node: { type: "string" },
     reps: { type: "string" },
     variants: { type: "string" },
     "commit-mode": { type: "string" },
@@ -88,7 +94,9 @@ const chosen = o.variants === undefined ? undefined : listFlag(NAME, "variants",
 /** The variants this run measures: `--variants`, plus the baseline. */
 const RUN = VARIANTS.filter((v) => chosen === undefined || v.variant === BASE || chosen.includes(v.variant));
 const KEYS = 10_000;
-const PARTITIONS = 3;
+const PARTITION_COUNTS = (o.partitions ?? "3").split(",").map((x) => intFlag(NAME, "partitions", x.trim(), 1));
+const NODE = o.node;
+if (NODE !== undefined && !["22", "24"].includes(NODE)) usageError(NAME, `--node is 22 or 24; got ${JSON.stringify(NODE)}`);
 const childFlags = [
   ...(o["commit-mode"] !== undefined ? ["--commit-mode", o["commit-mode"]] : []),
   ...(o["no-completed-set"] ? ["--no-completed-set"] : []),
@@ -99,9 +107,10 @@ async function command(rt: RuntimeName, client: Client, args: string[]): Promise
   const script = join("bench", "consumer_run.ts");
   if (rt === "bun") return [bin("bun"), [script, ...args]];
   if (rt === "deno") return [bin("deno"), ["run", "-A", script, ...args]];
+  const { ensureNode } = await import("../scripts/install-node.mjs");
+  if (NODE !== undefined) return [ensureNode(NODE === "22" ? 22 : 24), ["--import", "tsx", script, ...args]];
   const [major, minor] = process.versions.node.split(".").map(Number);
   if (client === "platformatic" && !(major > 24 || (major === 24 && minor >= 6) || (major === 22 && minor >= 22))) {
-    const { ensureNode } = await import("../scripts/install-node.mjs");
     return [ensureNode(24), ["--import", "tsx", script, ...args]];
   }
   return [process.execPath, ["--import", "tsx", script, ...args]];
@@ -175,44 +184,53 @@ function rows(result: RunResult): Row[] {
 
 const started = Date.now();
 await withBroker(async (brokers) => {
-  const topic = unique("bench-consumer");
-  await createTopic(brokers, topic, PARTITIONS);
+  // One topic per partition count, the same records in each.
+  const topics = new Map<number, string>();
   const payload = "x".repeat(64);
-  const t0 = performance.now();
-  for (let i = 0; i < RECORDS; i += 50_000) {
-    const n = Math.min(50_000, RECORDS - i);
-    await produce(brokers, topic, Array.from({ length: n }, (_, j) => ({ key: `k${(i + j) % KEYS}`, value: `${i + j}:${payload}` })));
+  for (const partitions of PARTITION_COUNTS) {
+    const topic = unique(`bench-consumer-${partitions}p`);
+    await createTopic(brokers, topic, partitions);
+    const t0 = performance.now();
+    for (let i = 0; i < RECORDS; i += 50_000) {
+      const n = Math.min(50_000, RECORDS - i);
+      await produce(brokers, topic, Array.from({ length: n }, (_, j) => ({ key: `k${(i + j) % KEYS}`, value: `${i + j}:${payload}` })));
+    }
+    const ends = await endOffsets(brokers, topic);
+    const sizes = [...ends.values()].map(Number);
+    console.error(
+      `produced ${RECORDS.toLocaleString("en")} records (${partitions} partitions: ${Math.min(...sizes)}-${Math.max(...sizes)} each) ` +
+        `in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
+    topics.set(partitions, topic);
   }
-  const ends = await endOffsets(brokers, topic);
-  console.error(
-    `produced ${RECORDS.toLocaleString("en")} records (${PARTITIONS} partitions: ${[...ends.values()].join("/")}) ` +
-      `in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-  );
 
-  const results: Array<{ result: RunResult; rows: Row[] }> = [];
+  const results: Array<{ result: RunResult; rows: Row[]; partitions: number }> = [];
   const children: Array<[RuntimeName, Client]> = [
     ...(clients.includes("kafkajs") ? runtimes.map((rt): [RuntimeName, Client] => [rt, "kafkajs"]) : []),
-    ...(clients.includes("confluent") && runtimes.includes("node") ? [["node", "confluent"] as [RuntimeName, Client]] : []),
+    // Confluent's addon is built for the Node running this (install-confluent.mjs): not for --node.
+    ...(clients.includes("confluent") && runtimes.includes("node") && NODE === undefined ? [["node", "confluent"] as [RuntimeName, Client]] : []),
     ...(clients.includes("platformatic") ? runtimes.map((rt): [RuntimeName, Client] => [rt, "platformatic"]) : []),
   ];
   const failures: string[] = [];
-  for (const [rt, client] of children) {
-    try {
-      const result = await runChild(rt, client, brokers, topic);
-      results.push({ result, rows: rows(result) });
-    } catch (error) {
-      // The other children's figures still count: report this one as failed and go on.
-      failures.push(error instanceof Error ? error.message : String(error));
-      console.error(`consumer.bench: ${failures.at(-1)}`);
+  for (const partitions of PARTITION_COUNTS) {
+    for (const [rt, client] of children) {
+      try {
+        const result = await runChild(rt, client, brokers, topics.get(partitions)!);
+        results.push({ result, rows: rows(result), partitions });
+      } catch (error) {
+        // The other children's figures still count: report this one as failed and go on.
+        failures.push(`${partitions} partitions: ${error instanceof Error ? error.message : String(error)}`);
+        console.error(`consumer.bench: ${failures.at(-1)}`);
+      }
     }
   }
   const label = (r: RunResult): string => (r.client === "kafkajs" ? r.runtime : `${r.runtime} + ${r.client}`);
 
   const f = (x: number): string => x.toLocaleString("en");
-  for (const { result, rows: rs } of results) {
+  for (const { result, rows: rs, partitions } of results) {
     const load = (xs: number[]): string => xs[0].toFixed(1);
     console.log(
-      `\n${label(result)} (${result.runtime} ${result.version}, ${result.client} ${result.clientVersion}): no-op handler, ${f(RECORDS)} records, ${PARTITIONS} partitions, ` +
+      `\n${label(result)} (${result.runtime} ${result.version}, ${result.client} ${result.clientVersion}): no-op handler, ${f(RECORDS)} records, ${partitions} partitions, ` +
         `${REPS} rounds, medians (1-min load average ${load(result.loadAverage.before)} → ${load(result.loadAverage.after)})`,
     );
     console.log("| variant | records/s | × plain | records per CPU-s | × plain | commits | stalled passes |");
@@ -226,30 +244,54 @@ await withBroker(async (brokers) => {
     for (const x of result.stalls) console.log(`stalled: round ${x.round} ${x.variant}: ${x.error}`);
   }
   console.log("\nrunner / its client's plain eachBatch without commits, medians (records/s; per CPU-s), target ≥ 0.95 (confluent ≥ 0.9):");
-  for (const { result, rows: rs } of results) {
+  for (const { result, rows: rs, partitions } of results) {
     const parts = rs.filter((r) => r.variant !== "plain" && r.variant !== "plain-autocommit").map((r) => {
       const ok = r.ratioToPlain.wall >= (result.client === "confluent" ? 0.9 : 0.95) ? "✓" : "✗";
       return `${r.variant} ${r.ratioToPlain.wall.toFixed(2)} ${ok} (${r.ratioToPlain.cpu.toFixed(2)})`;
     });
-    console.log(`  ${label(result)}: ${parts.join(", ")}`);
+    console.log(`  ${label(result)}${PARTITION_COUNTS.length > 1 ? `, ${partitions} partitions` : ""}: ${parts.join(", ")}`);
+  }
+  if (PARTITION_COUNTS.length > 1) {
+    console.log("\nhow the cost grows with partitions (same records), medians: plain records/s; runner records/s and × plain (unordered / key / partition):");
+    console.log(`| child | partitions | plain records/s | runner records/s | runner × plain |`);
+    console.log("|---|---:|---:|---:|---:|");
+    for (const { result, rows: rs, partitions } of results) {
+      const plain = rs.find((r) => r.variant === "plain")!;
+      const runners = rs.filter((r) => r.variant !== "plain" && r.variant !== "plain-autocommit" && r.variant !== "batch");
+      console.log(
+        `| ${label(result)} ${result.version} | ${partitions} | ${f(plain.medianRecordsPerSec)} | ${runners.map((r) => f(r.medianRecordsPerSec)).join(" / ")} | ` +
+          `${runners.map((r) => r.ratioToPlain.wall.toFixed(2)).join(" / ")} |`,
+      );
+    }
+  }
+  // Each runtime's @platformatic/kafka figures beside KafkaJS's from the same run.
+  for (const p of results.filter((x) => x.result.client === "platformatic")) {
+    const k = results.find((x) => x.result.client === "kafkajs" && x.result.runtime === p.result.runtime && x.partitions === p.partitions);
+    if (!k) continue;
+    const parts = p.rows.filter((r) => r.variant !== "plain-autocommit").map((r) => {
+      const kr = k.rows.find((x) => x.variant === r.variant)!;
+      return `${r.variant} ${f(r.medianRecordsPerSec)} vs ${f(kr.medianRecordsPerSec)} (${(r.medianRecordsPerSec / kr.medianRecordsPerSec).toFixed(2)})`;
+    });
+    console.log(`platformatic (${p.result.version}) vs kafkajs (${k.result.version}) on ${p.result.runtime}, ${p.partitions} partitions, records/s: ${parts.join(", ")}`);
   }
   // The batch handler's cost per record against the record handler's (both key ordering, no-op):
   // per round, the two passes of that round (rotated, so each pair ran back to back on the same
   // machine load), then min / median / max over the rounds.
-  const batchVsRecord = results.flatMap(({ result }) => {
+  const batchVsRecord = results.flatMap(({ result, partitions }) => {
     const pairs = result.rounds.filter((r) => r.batch && r.key);
     if (pairs.length === 0) return [];
     const spread = (k: keyof Rate) => {
       const xs = pairs.map((r) => r.batch![k] / r.key![k]).sort((a, b) => a - b);
       return { min: +xs[0].toFixed(3), median: +median(xs).toFixed(3), max: +xs[xs.length - 1].toFixed(3) };
     };
-    return [{ runtime: result.runtime, client: result.client, rounds: pairs.length, wall: spread("wall"), cpu: spread("cpu") }];
+    return [{ runtime: result.runtime, client: result.client, partitions, rounds: pairs.length, wall: spread("wall"), cpu: spread("cpu") }];
   });
   if (batchVsRecord.length > 0) {
     console.log("\nbatch handler ÷ record handler (key ordering, no-op), per-round pairs, min / median / max (records/s; per CPU-s):");
     for (const b of batchVsRecord) {
       const r = (x: { min: number; median: number; max: number }): string => `${x.min.toFixed(2)} / ${x.median.toFixed(2)} / ${x.max.toFixed(2)}`;
-      console.log(`  ${b.client === "kafkajs" ? b.runtime : `${b.runtime} + ${b.client}`}: ${r(b.wall)} (${r(b.cpu)}), ${b.rounds} rounds`);
+      const where = PARTITION_COUNTS.length > 1 ? `, ${b.partitions} partitions` : "";
+      console.log(`  ${b.client === "kafkajs" ? b.runtime : `${b.runtime} + ${b.client}`}${where}: ${r(b.wall)} (${r(b.cpu)}), ${b.rounds} rounds`);
     }
   }
   const nodeKafkaJS = results.find((x) => x.result.runtime === "node" && x.result.client === "kafkajs");
@@ -267,7 +309,7 @@ await withBroker(async (brokers) => {
     minutes: +((Date.now() - started) / 60_000).toFixed(1),
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30) },
     clients: Object.fromEntries(results.map(({ result }) => [result.client, result.clientVersion])),
-    topic: { records: RECORDS, partitions: PARTITIONS, keys: KEYS, value: '"<index>:" + 64 × "x"' },
+    topic: { records: RECORDS, partitions: PARTITION_COUNTS, keys: KEYS, value: '"<index>:" + 64 × "x"' },
     runner: { handler: "no-op, returns at once", batch: "batch variant: key ordering, batch: { maxRecords: 16 }, a no-op batch handler", options: "defaults", ...(childFlags.length ? { flags: childFlags } : {}) },
     rounds: REPS,
     baseline: "plain eachBatch, no commits",
@@ -275,7 +317,8 @@ await withBroker(async (brokers) => {
       "first delivered batch (plain) or first handler call (runner) → last record; wall clock and the child process's CPU time (user + system)",
     ...(failures.length > 0 ? { failures } : {}),
     ...(batchVsRecord.length > 0 ? { batchVsRecord } : {}),
-    runtimes: results.map(({ result, rows: rs }) => ({
+    runtimes: results.map(({ result, rows: rs, partitions }) => ({
+      partitions,
       runtime: result.runtime,
       client: result.client,
       version: result.version,

@@ -91,23 +91,38 @@ export class ClusterUnavailableError extends OffsetFrontierError {
   readonly waitedMs: number;
   /** Failed attempts to reach it. */
   readonly attempts: number;
-  /** The last failure. */
+  /**
+   * The last failure. When the client had reported none (`attempts` 0: its own retries
+   * outlasted the bound), the failure of one direct attempt made on giving up, where the
+   * binding can make one (`probed`).
+   */
   override readonly cause: unknown;
+  /** Whether `brokers` and `cause` come from a direct attempt made on giving up. */
+  readonly probed: boolean;
   /**
    * The error of a consumer that gave up waiting for its cluster.
    * @param brokers broker addresses tried
    * @param waitedMs how long it waited
-   * @param attempts failed attempts
+   * @param attempts failed attempts the client reported
    * @param cause the last failure
+   * @param probed `brokers` and `cause` come from a direct attempt made on giving up
    */
-  constructor(brokers: readonly string[], waitedMs: number, attempts: number, cause: unknown) {
+  constructor(brokers: readonly string[], waitedMs: number, attempts: number, cause: unknown, probed = false) {
     const where = brokers.length > 0 ? ` at ${brokers.join(", ")}` : "";
-    const last = attempts > 0 ? `${attempts} failed attempts; last error: ${errorLine(cause)}` : "no attempt had failed yet: the client was still inside its own retries of its first (KafkaJS retries a connection about 10 s by default before it reports a failure; give `cluster.maxUnavailableMs` more than that, or fewer `retry.retries` to the client)";
+    const retrying = "the client was still inside its own retries of its first attempt";
+    const last = attempts > 0
+      ? `${attempts} failed attempts; last error: ${errorLine(cause)}`
+      : probed && cause !== undefined
+      ? `${retrying}; a direct attempt on giving up failed: ${errorLine(cause)}`
+      : probed && brokers.length > 0
+      ? `${retrying}, though a direct connection succeeded: the client's handshake (TLS, SASL) or its group join did not finish`
+      : `no attempt had failed yet: ${retrying} (KafkaJS retries a connection about 10 s by default before it reports a failure; give \`cluster.maxUnavailableMs\` more than that, or fewer \`retry.retries\` to the client)`;
     super(`the Kafka cluster${where} was unreachable for ${waitedMs} ms (${last})`);
     this.brokers = brokers;
     this.waitedMs = waitedMs;
     this.attempts = attempts;
     this.cause = cause;
+    this.probed = probed;
   }
 }
 

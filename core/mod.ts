@@ -21,7 +21,7 @@
  * t.safe; // 104
  * ```
  *
- * What this module exports is what the README documents: the tracker (as
+ * What this module exports is what the README and its docs/ pages document: the tracker (as
  * `offset-frontier/tracker` has it), the {@link ParallelConsumer} with its options,
  * events, metrics and errors, and the port a client binding implements
  * ({@link ConsumerClient}, and {@link TransactionalPort} for exactly-once). The runner's
@@ -38,6 +38,7 @@ export type {
   ConsumerClient,
   DeadLetterInfo,
   DeliveredBatch,
+  ProbeResult,
   TopicPartition,
 } from "./consumer/client.ts";
 export { type CommitMode, type CommitOptions, CommitTimeoutError } from "./consumer/commit_scheduler.ts";

@@ -123,7 +123,8 @@ processed twice. Writes demo/results/latest.json and latest.svg (git-ignored) un
   --kill-after MS      SIGKILL this long after the first record arrived (default 1000)
   --workers N          workers per consumer (default 4)
   --work-ms MS         work per record (default 5)
-  --commit-ms MS       commit period of both strategies (default 100)
+  --commit-ms MS       the naive strategy's auto-commit period (default 100); frontier
+                       commits as the library does by default (eagerly), whatever this says
   --only STRATEGY      naive or frontier (default both)
   --sequential         run the strategies of a run one after the other
   --json               print only the figures, as JSON, on stdout

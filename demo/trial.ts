@@ -256,10 +256,16 @@ export async function runTrial(
     let finishedB: number[] = [];
     let timedOut = false;
     await b.waitFor("joined", s.timeoutMs);
+    // Every record from the resume position is accounted for once it is finished by the
+    // replacement or, for the frontier, skipped by it because the victim's last commit
+    // claimed it in the completed set; the frontier replacement is done once its commit
+    // reaches the end (it redid everything unclaimed). Counting only the replacement's log
+    // waited forever whenever that commit claimed a record.
     for (;;) {
       finishedB = readLog(logB);
-      const covered = new Set(finishedB.filter((o) => o >= from)).size;
-      if (covered >= need) break;
+      const accounted = strategy === "frontier" ? [...finishedA, ...finishedB] : finishedB;
+      const covered = new Set(accounted.filter((o) => o >= from)).size;
+      if (covered >= need && (strategy !== "frontier" || await committed(brokers, group, topic) === s.records)) break;
       if (performance.now() > deadline) {
         timedOut = true;
         break;

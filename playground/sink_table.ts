@@ -1,8 +1,8 @@
 /**
  * The rebalance simulation's database table: one row per key holding the value of the
  * record that last wrote it and that record's offset as its version. With the guard on,
- * a write applies only when its record is newer than the row (README, "The rebalance
- * gap": `UPDATE … WHERE version < :offset`); every write is counted by who made it.
+ * a write applies only when its record is newer than the row (docs/rebalance-gap.md,
+ * "The guard": `UPDATE … WHERE version < :offset`); every write is counted by who made it.
  *
  * @module
  */

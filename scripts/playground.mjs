@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // `npm run playground`: bundles playground/main.ts (the real core/ plus the page's
-// simulated client) for the browser with esbuild, copies index.html, style.css and the
-// README (the page links its sections), and serves the folder on 127.0.0.1, printing the
+// simulated client) for the browser with esbuild, copies index.html, style.css, the
+// README and the docs/ pages (the page links them), and serves the folder on 127.0.0.1, printing the
 // address. `--out DIR --build-only` writes a folder any static host can serve and exits.
 // The bundle must not pull in any node: module: core/ is runtime-agnostic, and esbuild
 // with platform "browser" fails the build if something in it imports one.
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { extname, join, normalize, resolve } from "node:path";
 import process from "node:process";
@@ -42,6 +42,8 @@ async function build(dir) {
   if (nodeImports.length > 0) throw new Error(`the page bundle imports ${nodeImports.join(", ")}`);
   for (const f of ["index.html", "style.css"]) copyFileSync(join(root, "playground", f), join(dir, f));
   copyFileSync(join(root, "README.md"), join(dir, "README.md"));
+  mkdirSync(join(dir, "docs"), { recursive: true });
+  for (const f of readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md"))) copyFileSync(join(root, "docs", f), join(dir, "docs", f));
 }
 
 const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",

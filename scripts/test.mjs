@@ -7,7 +7,8 @@
 //
 // Steps overlap (a 2-core machine spends most of a real-broker suite waiting on timers,
 // rebalances and the broker), in four lanes that start together:
-// - checks and units: typecheck, lint, check:wasm, then the unit suite on Node, Bun, Deno;
+// - checks and units: typecheck, lint, check:wasm, the unit suite on Node, Bun, Deno, then
+//   the docs/ pages' examples from the packed tarball and `npm run broker` (test:docs);
 // - kafka node: the real-broker suite (test:kafka) on Node, the longest step, as soon as
 //   Confluent's client is built (it runs through both bindings);
 // - broker A: the quick starts (test:pack), then test:kafka on Bun and Deno;
@@ -29,7 +30,7 @@ import process from "node:process";
 import { parseCli, usageError } from "./cli.mjs";
 
 const scripts = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).scripts;
-const ALL = ["typecheck", "lint", "check:wasm", "test:node", "test:bun", "test:deno", "test:kafka", "test:pack", "test:crash", "test:gap", "test:chaos", "test:browser"];
+const ALL = ["typecheck", "lint", "check:wasm", "test:node", "test:bun", "test:deno", "test:kafka", "test:pack", "test:docs", "test:crash", "test:gap", "test:chaos", "test:browser"];
 const { positionals: only } = parseCli({
   name: "test",
   usage: `usage: npm test [-- STEP ...]      (node scripts/test.mjs [STEP ...])
@@ -138,7 +139,7 @@ async function step(name, { script = name, command, counts: counted = false, env
 }
 
 // --- the shared broker and Confluent's client, both in the background from the start ---
-const needBroker = ["test:kafka", "test:pack", "test:crash", "test:gap"].some((s) => wanted(s) && scripts[s]);
+const needBroker = ["test:kafka", "test:pack", "test:docs", "test:crash", "test:gap"].some((s) => wanted(s) && scripts[s]);
 let broker;
 const brokerEnv = !needBroker ? Promise.resolve({}) : (async () => {
   if (process.env.KAFKA_BROKERS) return { KAFKA_BROKERS: process.env.KAFKA_BROKERS };
@@ -201,6 +202,7 @@ const lanes = await Promise.all([
     { name: "test:node", counts: true },
     { name: "test:bun", counts: true },
     { name: "test:deno", counts: true },
+    { name: "test:docs", counts: true, env: brokerEnv }, // the docs/ pages' examples from the tarball, npm run broker
   ]),
   lane("kafka node", [kafka("node")]),
   lane("broker A", [

@@ -66,6 +66,8 @@ export const START_READ_MS = 2 * CLAIM_READ_MS;
 
 /** How long an outage probe (a metadata request) waits for a broker's answer. */
 const PROBE_MS = 3_000;
+/** How long close() waits for late commit outcomes and the repairs they queue. */
+const CLOSE_SETTLE_MS = 2_000;
 
 /** The internal client's metadata request (node-rdkafka `getMetadata`), the outage probe. */
 interface MetadataSource {
@@ -96,6 +98,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   #eager = true; // the rebalance protocol: EAGER until librdkafka says COOPERATIVE
   #stopped = false;
   #closed = false;
+  #closing = false; // close() began: commits and their repairs still settle until #closed
   #running = false;
   #commitTail: Promise<void> = Promise.resolve();
   /** The newest commit sent per partition of the current assignment (what a repair sends again). */
@@ -159,7 +162,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       stopped: () => this.#closed || this.#stopped,
       resume: (partitions) => this.resume(partitions),
     });
-    this.#create = () => kafka.consumer(final);
+    this.#create = () => kafka.consumer(final as never); // see ConfluentKafka.consumer
     this.#consumer = this.#create();
     if (options.deadLetter) {
       const dlq = new DeadLetterProducer(options.deadLetter);
@@ -339,13 +342,25 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#closed || this.#closing) return;
+    this.#closing = true;
     if (this.#starting) {
+      this.#closed = true;
       // Still waiting for the cluster: a pending attempt is disconnected once it settles (in the background).
       this.#starting.close();
       return;
     }
+    // A commit settled before librdkafka reported its outcome may still land after a newer
+    // one and move its partition back; the outcome then queues a repair. Leave the group only
+    // once those outcomes came and their repairs ran (the consumer still polls), within
+    // CLOSE_SETTLE_MS: a repair skipped here left a cleanly stopped consumer's committed
+    // offset behind what it had acknowledged (the next owner redid the difference).
+    const until = Date.now() + CLOSE_SETTLE_MS;
+    await this.#verifier?.outcomes(CLOSE_SETTLE_MS);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.#commitTail, new Promise<void>((resolve) => timer = setTimeout(resolve, Math.max(0, until - Date.now())))]);
+    clearTimeout(timer);
+    this.#closed = true;
     try {
       await this.#consumer.disconnect(); // its final revoke is ignored: the runner committed already
     } finally {

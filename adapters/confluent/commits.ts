@@ -245,6 +245,20 @@ export class CommitVerifier {
     }
   }
 
+  /**
+   * Resolves once no commit settled without its outcome, and overtaken by a newer commit of
+   * one of its partitions, waits for that outcome any more (it may still land after the
+   * newer one and move the partition back; its outcome then asks for a repair), or after `ms`.
+   * @param ms the bound
+   */
+  async outcomes(ms: number): Promise<void> {
+    const open = (): boolean =>
+      this.#awaiting.some((w) => w.settled && w.partitions.some((p) => (this.#newest.get(partitionKey(p)) ?? 0) > w.seq));
+    for (const until = Date.now() + ms; open() && Date.now() < until;) {
+      await new Promise<void>((resolve) => setTimeout(resolve, OUTCOME_POLL_MS));
+    }
+  }
+
   /** Stops listening; every pending commit fails (its outcome is unknown). */
   close(): void {
     this.#source.removeListener("offset.commit", this.#listener);
@@ -280,6 +294,9 @@ export class CommitVerifier {
     ));
   }
 }
+
+/** How often {@link CommitVerifier.outcomes} looks again. */
+const OUTCOME_POLL_MS = 20;
 
 function partitionKey(p: { readonly topic: string; readonly partition: number }): string {
   return `${p.topic}\u0000${p.partition}`;

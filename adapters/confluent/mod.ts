@@ -14,6 +14,7 @@ import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "..
 import { ConfluentClient } from "./client.ts";
 import type { OptionNames } from "../../core/consumer/known_options.ts";
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
+import { defined } from "../shared/defined.ts";
 import type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
 import type { ConfluentConsumerConfig, ConfluentKafka, ConfluentMessage } from "./types.ts";
 import { startWithSignals } from "../shared/signals.ts";
@@ -89,9 +90,7 @@ export function createConfluentConsumer(options: ConfluentConsumerOptions): Para
   const { kafka, config, topics, fromBeginning, deadLetter, commitOutcomeTimeoutMs, revokeTimeoutMs, ...rest } = options;
   const client = new ConfluentClient(kafka, config, topics, {
     revokeTimeoutMs: revokeTimeoutMs ?? (typeof rest.drainTimeoutMs === "number" ? rest.drainTimeoutMs : 5_000) + 5_000,
-    ...(fromBeginning !== undefined ? { fromBeginning } : {}),
-    ...(deadLetter !== undefined ? { deadLetter } : {}),
-    ...(commitOutcomeTimeoutMs !== undefined ? { commitOutcomeTimeoutMs } : {}),
+    ...defined({ fromBeginning, deadLetter, commitOutcomeTimeoutMs }),
   });
   return new ParallelConsumer<ConfluentMessage>(client, rest);
 }
@@ -115,27 +114,5 @@ export async function consumeConfluent(options: ConsumeConfluentOptions): Promis
 export { ConfluentClient } from "./client.ts";
 export { CommitRefusedError } from "./commits.ts";
 export type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
-export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
 export type * from "./types.ts";
-export {
-  type BatchContext,
-  type BatchHandler,
-  type BatchResult,
-  type CommitEvent,
-  type ConsumerEvents,
-  type ConsumerMetrics,
-  type DeadLetterEvent,
-  type ErrorEvent,
-  type Handler,
-  type Ordering,
-  ParallelConsumer,
-  type PartitionMetrics,
-  type PauseEvent,
-  PartitionStoppedError,
-  parseRetryAfter,
-  RetryAfterError,
-  type RecordContext,
-  type ResumeEvent,
-  type RetryEvent,
-  UnsupportedRuntimeError,
-} from "../../core/mod.ts";
+export * from "../shared/consumer_api.ts";

@@ -129,6 +129,11 @@ export type ConfluentConsumerConfig = Record<string, unknown> & { kafkaJS?: Reco
 
 /** A Confluent `KafkaJS.Kafka` client (`new KafkaJS.Kafka({ kafkaJS: { brokers } })`). */
 export interface ConfluentKafka {
-  /** Creates a consumer. */
-  consumer(config: ConfluentConsumerConfig): ConfluentConsumer;
+  /**
+   * Creates a consumer; the binding passes a {@link ConfluentConsumerConfig}. The parameter
+   * is `never` so that the client's own declaration fits whatever its config type (with
+   * `Record<string, unknown>` here, `new KafkaJS.Kafka(…)` of the package's own typings was
+   * rejected: TS2322, its `kafkaJS` block requires a `groupId`).
+   */
+  consumer(config: never): ConfluentConsumer;
 }

@@ -55,7 +55,8 @@ import { unlessAborted } from "./waits.ts";
 import { batchOffsets } from "../shared/batch_offsets.ts";
 import { checkCorrected, installReadCommitted, type KafkaJSBatchLike } from "./read_committed.ts";
 import { groupByTopic } from "../shared/topic_partitions.ts";
-import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, ProbeResult, TopicPartition } from "../../core/consumer/client.ts";
+import { probeSeedBrokers } from "./probe.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 
@@ -102,6 +103,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #everJoined = false; // a GROUP_JOIN came: the start reached the cluster
   #subscribing = false; // the attempt reached subscribe: an unknown topic there means "no such topic"
   #heartbeatSentAt: number | undefined; // when the heartbeat answered last was sent (KafkaJS sends one at a time)
+  /** One direct attempt to each seed broker; present only when the KafkaJS client was given. */
+  readonly probe?: () => Promise<ProbeResult>;
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
 
@@ -109,12 +112,13 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
    * A binding over one KafkaJS consumer (not connected yet).
    * @param consumer a KafkaJS consumer, not connected
    * @param topics topics to subscribe to
-   * @param options `fromBeginning` and the dead-letter producer
+   * @param options `fromBeginning`, the dead-letter producer, the KafkaJS client (`kafka`: committed
+   *   offsets read at assignment, and the give-up probe; `probe`: the probe only)
    */
   constructor(
     consumer: Consumer,
     topics: ReadonlyArray<string | RegExp>,
-    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions; kafka?: Kafka } = {},
+    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions; kafka?: Kafka; probe?: Kafka } = {},
   ) {
     if (!consumer || typeof consumer.run !== "function" || typeof consumer.commitOffsets !== "function") {
       throw new InvalidArgumentError(`consumer must be a KafkaJS consumer; got ${describe(consumer)}`);
@@ -143,6 +147,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     }
     this.#consumer = consumer;
     this.#kafka = options.kafka;
+    const seeds = options.probe ?? options.kafka;
+    if (seeds !== undefined) this.probe = () => probeSeedBrokers(seeds);
     this.#topics = topics;
     this.#fromBeginning = options.fromBeginning ?? false;
     const outage = this.#outage = new KafkaJSOutage({

@@ -11,6 +11,7 @@
 import type { CommitOffset } from "../../core/consumer/client.ts";
 import { isUnreachable } from "./errors.ts";
 import type { Consumer } from "./types.ts";
+import { toStored } from "../shared/stored_metadata.ts";
 
 /** A commit as KafkaJS takes it. */
 type KafkaJSOffset = { topic: string; partition: number; offset: string; metadata?: string };
@@ -57,7 +58,7 @@ export class KafkaJSCommits {
       topic: o.topic,
       partition: o.partition,
       offset: String(o.offset),
-      ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
+      ...(o.metadata !== undefined ? { metadata: toStored(o.metadata) } : {}), // stored with a NUL (shared/stored_metadata.ts)
     }));
     // KafkaJS retries a failed commit internally, so one the runner gave up on (timed out)
     // may still land later, after a newer one, and move the committed offset back: each

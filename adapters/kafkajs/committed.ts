@@ -6,6 +6,7 @@
  */
 import type { Admin } from "kafkajs";
 import type { CommittedPosition } from "../../core/consumer/client.ts";
+import { fromStored } from "../shared/stored_metadata.ts";
 
 /**
  * Reads the committed positions of `groupId` on `topics` with one `fetchOffsets`. A
@@ -31,7 +32,7 @@ export async function readCommitted(
         topic: t.topic,
         partition: p.partition,
         offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
-        metadata: p.metadata,
+        metadata: fromStored(p.metadata),
       });
     }
   }

@@ -12,6 +12,7 @@
  */
 import { ClusterRefusedError, type RefusalKind } from "../../core/errors.ts";
 import { errorChain } from "../shared/error_chain.ts";
+import { isUnreachableError, refusalKind } from "../shared/kafka_errors.ts";
 
 interface KafkaJSErrorLike {
   name?: unknown;
@@ -26,22 +27,6 @@ interface KafkaJSErrorLike {
 
 const chain = (error: unknown): KafkaJSErrorLike[] => errorChain<KafkaJSErrorLike>(error, 10);
 
-const AUTHENTICATION = new Set(["SASL_AUTHENTICATION_FAILED", "UNSUPPORTED_SASL_MECHANISM", "ILLEGAL_SASL_STATE"]);
-const AUTHORIZATION = new Set([
-  "TOPIC_AUTHORIZATION_FAILED",
-  "GROUP_AUTHORIZATION_FAILED",
-  "CLUSTER_AUTHORIZATION_FAILED",
-  "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
-]);
-const CONFIGURATION = new Set([
-  "INVALID_SESSION_TIMEOUT",
-  "INVALID_GROUP_ID",
-  "INCONSISTENT_GROUP_PROTOCOL",
-  "INVALID_REQUEST",
-  "INVALID_CONFIG",
-  "UNSUPPORTED_VERSION",
-  "INVALID_TOPIC_EXCEPTION",
-]);
 /** Errors (by name) that mean the cluster, or the part of it needed, did not answer. */
 const UNREACHABLE_NAMES = new Set([
   "KafkaJSConnectionError",
@@ -54,26 +39,6 @@ const UNREACHABLE_NAMES = new Set([
   "KafkaJSTopicMetadataNotLoaded",
   "KafkaJSLockTimeout",
 ]);
-/** Protocol error types that a broker restart or a moving coordinator causes. */
-const UNREACHABLE_TYPES = new Set([
-  "COORDINATOR_NOT_AVAILABLE",
-  "GROUP_COORDINATOR_NOT_AVAILABLE",
-  "NOT_COORDINATOR",
-  "NOT_COORDINATOR_FOR_GROUP",
-  "COORDINATOR_LOAD_IN_PROGRESS",
-  "GROUP_LOAD_IN_PROGRESS",
-  "LEADER_NOT_AVAILABLE",
-  "NOT_LEADER_FOR_PARTITION",
-  "NOT_LEADER_OR_FOLLOWER",
-  "REQUEST_TIMED_OUT",
-  "NETWORK_EXCEPTION",
-  "BROKER_NOT_AVAILABLE",
-  "REPLICA_NOT_AVAILABLE",
-  "NOT_ENOUGH_REPLICAS",
-  "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
-  "KAFKA_STORAGE_ERROR",
-]);
-
 /** Broker addresses (`host:port`) named anywhere in the error's chain. */
 export function brokersOf(error: unknown): string[] {
   const out: string[] = [];
@@ -89,7 +54,7 @@ export function brokersOf(error: unknown): string[] {
 /** Whether the error (or a cause) says the cluster, or the broker needed, did not answer: worth waiting for. */
 export function isUnreachable(error: unknown): boolean {
   return chain(error).some((e) =>
-    (typeof e.name === "string" && UNREACHABLE_NAMES.has(e.name)) || (typeof e.type === "string" && UNREACHABLE_TYPES.has(e.type))
+    (typeof e.name === "string" && UNREACHABLE_NAMES.has(e.name)) || isUnreachableError(e.type)
   );
 }
 
@@ -114,11 +79,9 @@ export function refusalOf(
 ): ClusterRefusedError | undefined {
   let kind: RefusalKind | undefined;
   for (const e of chain(error)) {
-    const type = typeof e.type === "string" ? e.type : "";
-    if (e.name === "KafkaJSSASLAuthenticationError" || AUTHENTICATION.has(type)) kind = "authentication";
-    else if (AUTHORIZATION.has(type)) kind = "authorization";
-    else if (subscribing && type === "UNKNOWN_TOPIC_OR_PARTITION") kind = "unknown-topic";
-    else if (CONFIGURATION.has(type) || e.name === "KafkaJSServerDoesNotSupportApiKey") kind = "configuration";
+    kind = e.name === "KafkaJSSASLAuthenticationError"
+      ? "authentication"
+      : refusalKind(e.type, subscribing) ?? (e.name === "KafkaJSServerDoesNotSupportApiKey" ? "configuration" : undefined);
     if (kind !== undefined) break;
   }
   if (kind === undefined) return undefined;

@@ -14,6 +14,7 @@ import { type DeadLetterOptions, transactionalDeadLetter } from "./dead_letter.t
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
 import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_options.ts";
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
+import { defined } from "../shared/defined.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./transactions.ts";
 
 /** Options of a KafkaJS parallel consumer. */
@@ -89,18 +90,13 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
   const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, ...rest } = options;
   if (transactional !== undefined) {
     // The port opens (fences) each partition before reading its committed offsets: the client reads none.
-    const client = new KafkaJSClient(consumer, topics, fromBeginning !== undefined ? { fromBeginning } : {});
+    const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, probe: kafka }));
     const port = new KafkaJSTransactions(kafka as Kafka, consumer, transactional, {
-      ...(fromBeginning !== undefined ? { fromBeginning } : {}),
-      ...(deadLetter !== undefined ? { deadLetter: transactionalDeadLetter(deadLetter) } : {}),
+      ...defined({ fromBeginning, deadLetter: deadLetter && transactionalDeadLetter(deadLetter) }),
     });
     return new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
   }
-  const client = new KafkaJSClient(consumer, topics, {
-    ...(fromBeginning !== undefined ? { fromBeginning } : {}),
-    ...(deadLetter !== undefined ? { deadLetter } : {}),
-    ...(kafka !== undefined ? { kafka } : {}),
-  });
+  const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, deadLetter, kafka }));
   return new ParallelConsumer<KafkaMessage>(client, rest);
 }
 
@@ -147,32 +143,8 @@ export async function consumeUntil(
 
 export { KafkaJSClient } from "./client.ts";
 export type { Consumer, Kafka, KafkaMessage, Producer } from "./types.ts";
-export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
 export type { DeadLetterOptions } from "./dead_letter.ts";
-export {
-  type BatchContext,
-  type BatchHandler,
-  type BatchResult,
-  type CommitEvent,
-  type ConsumerEvents,
-  type ConsumerMetrics,
-  type DeadLetterEvent,
-  type ErrorEvent,
-  type Handler,
-  type Ordering,
-  ParallelConsumer,
-  type PartitionMetrics,
-  type PauseEvent,
-  PartitionStoppedError,
-  parseRetryAfter,
-  RetryAfterError,
-  type OutputRecord,
-  type RecordContext,
-  type ResumeEvent,
-  type RetryEvent,
-  type TransactionalContext,
-  type TransactionEvent,
-  type TransactionMetrics,
-} from "../../core/mod.ts";
+export * from "../shared/consumer_api.ts";
+export { type OutputRecord, type TransactionalContext, type TransactionEvent, type TransactionMetrics } from "../../core/mod.ts";
 export { type KafkaJSTransactionalOptions, KafkaJSTransactions, type TransactionalProducerStats } from "./transactions.ts";
 export { isFenced, TransactionTimeoutError } from "./transaction_steps.ts";

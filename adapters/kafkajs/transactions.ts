@@ -33,6 +33,7 @@
 import type { Admin, Consumer, Kafka, Message, Producer } from "kafkajs";
 import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
+import { toStored } from "../shared/stored_metadata.ts";
 import { readCommitted } from "./committed.ts";
 import type {
   OpenPartition,
@@ -319,7 +320,7 @@ export class KafkaJSTransactions implements TransactionalPort {
           consumerGroupId: this.#group(),
           topics: [{
             topic: t.topic,
-            partitions: [{ partition: t.partition, offset: String(t.offset), ...(t.metadata !== undefined ? { metadata: t.metadata } : {}) }],
+            partitions: [{ partition: t.partition, offset: String(t.offset), ...(t.metadata !== undefined ? { metadata: toStored(t.metadata) } : {}) }],
           }],
         });
         await txn.commit();

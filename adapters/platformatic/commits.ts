@@ -13,6 +13,7 @@ import { commitFailures, type OffsetCommitAnswer } from "./commit_response.ts";
 import { CommitNotAcknowledgedError, isUnreachable } from "./errors.ts";
 import { sendOffsetCommit } from "./group_requests.ts";
 import type { ClientConsumer } from "./types.ts";
+import { toStored } from "../shared/stored_metadata.ts";
 
 /** What {@link PlatformaticCommits} reads and drives. */
 export interface PlatformaticCommitInputs {
@@ -68,7 +69,7 @@ export class PlatformaticCommits {
       answer = await sendOffsetCommit(
         inputs.consumer,
         generation,
-        offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata ?? null })),
+        offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset, metadata: toStored(o.metadata) ?? null })),
       );
     } catch (error) {
       if (isUnreachable(error)) inputs.unreachable(error);

@@ -14,6 +14,7 @@
 import { ClusterRefusedError, OffsetFrontierError, type RefusalKind } from "../../core/errors.ts";
 import type { CommitFailure } from "./commit_response.ts";
 import { errorChain } from "../shared/error_chain.ts";
+import { isUnreachableError, refusalKind } from "../shared/kafka_errors.ts";
 
 interface ErrorLike {
   code?: unknown;
@@ -26,42 +27,10 @@ interface ErrorLike {
 const chain = (error: unknown): ErrorLike[] => errorChain<ErrorLike>(error, 20);
 
 const UNREACHABLE_CODES = new Set(["PLT_KFK_NETWORK", "PLT_KFK_TIMEOUT"]);
-const UNREACHABLE_IDS = new Set([
-  "COORDINATOR_NOT_AVAILABLE",
-  "NOT_COORDINATOR",
-  "COORDINATOR_LOAD_IN_PROGRESS",
-  "LEADER_NOT_AVAILABLE",
-  "NOT_LEADER_OR_FOLLOWER",
-  "REQUEST_TIMED_OUT",
-  "NETWORK_EXCEPTION",
-  "BROKER_NOT_AVAILABLE",
-  "REPLICA_NOT_AVAILABLE",
-  "NOT_ENOUGH_REPLICAS",
-  "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
-  "KAFKA_STORAGE_ERROR",
-  "FENCED_LEADER_EPOCH",
-]);
-const AUTHENTICATION = new Set(["SASL_AUTHENTICATION_FAILED", "UNSUPPORTED_SASL_MECHANISM", "ILLEGAL_SASL_STATE"]);
-const AUTHORIZATION = new Set([
-  "TOPIC_AUTHORIZATION_FAILED",
-  "GROUP_AUTHORIZATION_FAILED",
-  "CLUSTER_AUTHORIZATION_FAILED",
-  "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
-]);
-const CONFIGURATION = new Set([
-  "INVALID_SESSION_TIMEOUT",
-  "INVALID_GROUP_ID",
-  "INCONSISTENT_GROUP_PROTOCOL",
-  "INVALID_REQUEST",
-  "INVALID_CONFIG",
-  "UNSUPPORTED_VERSION",
-  "INVALID_TOPIC_EXCEPTION",
-]);
-
 /** Whether the error (or a cause) says the cluster, or the broker needed, did not answer: worth waiting for. */
 export function isUnreachable(error: unknown): boolean {
   return chain(error).some((e) =>
-    (typeof e.code === "string" && UNREACHABLE_CODES.has(e.code)) || (typeof e.apiId === "string" && UNREACHABLE_IDS.has(e.apiId))
+    (typeof e.code === "string" && UNREACHABLE_CODES.has(e.code)) || isUnreachableError(e.apiId)
   );
 }
 
@@ -89,11 +58,9 @@ export function brokersOf(error: unknown): string[] {
 export function refusalOf(error: unknown, topics: readonly string[], starting: boolean): ClusterRefusedError | undefined {
   let kind: RefusalKind | undefined;
   for (const e of chain(error)) {
-    const id = typeof e.apiId === "string" ? e.apiId : "";
-    if (e.code === "PLT_KFK_AUTHENTICATION" || AUTHENTICATION.has(id)) kind = "authentication";
-    else if (AUTHORIZATION.has(id)) kind = "authorization";
-    else if (starting && id === "UNKNOWN_TOPIC_OR_PARTITION") kind = "unknown-topic";
-    else if (CONFIGURATION.has(id) || e.code === "PLT_KFK_UNSUPPORTED_API" || e.code === "PLT_KFK_USER") kind = "configuration";
+    kind = e.code === "PLT_KFK_AUTHENTICATION"
+      ? "authentication"
+      : refusalKind(e.apiId, starting) ?? (e.code === "PLT_KFK_UNSUPPORTED_API" || e.code === "PLT_KFK_USER" ? "configuration" : undefined);
     if (kind !== undefined) break;
   }
   if (kind === undefined) return undefined;

@@ -55,7 +55,7 @@ function messageOf(topic: string, partition: number, batch: RawBatch, r: RawReco
     topic,
     partition,
     offset: String(offset),
-    timestamp: String(batch.firstTimestamp + r.timestampDelta),
+    timestamp: String(Number(batch.firstTimestamp) + Number(r.timestampDelta)), // ms: exact as numbers; no BigInt made per record
     key: r.key as Buffer | null,
     value: r.value as Buffer | null,
     headers,

@@ -11,6 +11,7 @@
 import { offsetCommitV8, offsetFetchV8 } from "@platformatic/kafka";
 import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
 import type { ClientConsumer } from "./types.ts";
+import { fromStored } from "../shared/stored_metadata.ts";
 
 /** A connection to the group's coordinator, through the consumer's connection pool. */
 type Connection = Parameters<typeof offsetCommitV8.api.async>[0];
@@ -80,7 +81,7 @@ export async function readCommitted(consumer: ClientConsumer, partitions: readon
           topic: t.name,
           partition: p.partitionIndex,
           offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
-          metadata: p.metadata,
+          metadata: fromStored(p.metadata),
         });
       }
     }

@@ -10,7 +10,10 @@
 import process from "node:process";
 import { UnsupportedRuntimeError } from "../../core/errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
+import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_options.ts";
+import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { PlatformaticClient } from "./client.ts";
+import { defined } from "../shared/defined.ts";
 import type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
 import type { PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { startWithSignals } from "../shared/signals.ts";
@@ -40,6 +43,12 @@ export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOption
   /** Read only committed transactional records (Kafka's rule, applied by the binding). Default `true`. */
   readCommitted?: boolean;
 }
+
+/** The binding's own option names, besides the runner's. */
+const PLATFORMATIC_OPTION_NAMES: OptionNames<
+  Pick<PlatformaticConsumerOptions, "consumer" | "topics" | "fromBeginning" | "deadLetter" | "maxWaitTime" | "maxBytesPerPartition" | "maxBytes" | "readCommitted">
+> = { consumer: true, topics: true, fromBeginning: true, deadLetter: true, maxWaitTime: true, maxBytesPerPartition: true, maxBytes: true, readCommitted: true };
+const DEAD_LETTER_OPTION_NAMES: OptionNames<PlatformaticDeadLetterOptions> = { producer: true, topic: true };
 
 /** Throws on a Node older than the client supports (it crashes there). */
 function checkRuntime(): void {
@@ -73,15 +82,10 @@ function checkRuntime(): void {
  */
 export function createPlatformaticConsumer(options: PlatformaticConsumerOptions): ParallelConsumer<PlatformaticMessage> {
   checkRuntime();
+  checkConsumerOptions(options, PLATFORMATIC_OPTION_NAMES);
+  checkKnownOptions("options.deadLetter", options.deadLetter, DEAD_LETTER_OPTION_NAMES);
   const { consumer, topics, fromBeginning, deadLetter, maxWaitTime, maxBytesPerPartition, maxBytes, readCommitted, ...rest } = options;
-  const client = new PlatformaticClient(consumer, topics, {
-    ...(fromBeginning !== undefined ? { fromBeginning } : {}),
-    ...(deadLetter !== undefined ? { deadLetter } : {}),
-    ...(maxWaitTime !== undefined ? { maxWaitTime } : {}),
-    ...(maxBytesPerPartition !== undefined ? { maxBytesPerPartition } : {}),
-    ...(maxBytes !== undefined ? { maxBytes } : {}),
-    ...(readCommitted !== undefined ? { readCommitted } : {}),
-  });
+  const client = new PlatformaticClient(consumer, topics, defined({ fromBeginning, deadLetter, maxWaitTime, maxBytesPerPartition, maxBytes, readCommitted }));
   return new ParallelConsumer<PlatformaticMessage>(client, rest);
 }
 
@@ -105,23 +109,6 @@ export { PlatformaticClient, type PlatformaticClientOptions } from "./client.ts"
 export { CommitNotAcknowledgedError } from "./errors.ts";
 export type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
 export type { PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } from "./types.ts";
-export { DEAD_LETTER_HEADERS } from "../shared/dead_letter_headers.ts";
-export {
-  type CommitEvent,
-  type ConsumerEvents,
-  type ConsumerMetrics,
-  type DeadLetterEvent,
-  type ErrorEvent,
-  type Handler,
-  type Ordering,
-  ParallelConsumer,
-  type PartitionMetrics,
-  type PauseEvent,
-  PartitionStoppedError,
-  type RecordContext,
-  type ResumeEvent,
-  type RetryEvent,
-  UnsupportedRuntimeError,
-} from "../../core/mod.ts";
+export * from "../shared/consumer_api.ts";
 export type { FetchSettings } from "./fetcher.ts";
 export type { CommitFailure } from "./commit_response.ts";

@@ -141,6 +141,14 @@ export interface ClientSink<M> {
   readonly signal: AbortSignal;
 }
 
+/** What one direct attempt to reach the cluster found (see {@link ConsumerClient.probe}). */
+export interface ProbeResult {
+  /** The broker addresses tried. */
+  brokers: readonly string[];
+  /** Why the last one tried failed; `undefined` when one was reached (or none could be tried). */
+  error: unknown;
+}
+
 /**
  * The port a Kafka client binding implements.
  *
@@ -172,4 +180,11 @@ export interface ConsumerClient<M> {
    * limit here, so that a handler may pass the signal on with many records in flight.
    */
   recordSignal?(signal: AbortSignal): void;
+  /**
+   * One attempt to reach each bootstrap broker, outside the client's own retries. Called
+   * only when the consumer gives up before the client reported any failure (its own
+   * retries outlast `cluster.maxUnavailableMs`), so that the error still names the
+   * brokers and a cause. Must settle within a few seconds and leave nothing running.
+   */
+  probe?(): Promise<ProbeResult>;
 }

@@ -9,6 +9,7 @@
  * @module
  */
 import { ClusterUnavailableError, InvalidArgumentError, describe } from "../errors.ts";
+import type { ProbeResult } from "./client.ts";
 
 /** How a consumer waits for an unreachable cluster. */
 export interface ClusterOptions {
@@ -220,5 +221,24 @@ export class ClusterWatch {
     const error = new ClusterUnavailableError([...this.#brokers], Date.now() - this.#since, this.#attempts, this.#lastError);
     this.close();
     this.#hooks.giveUp(error);
+  }
+}
+
+/** How long a give-up waits for the binding's direct attempt ({@link probeWithin}). */
+export const PROBE_MS = 5_000;
+
+/**
+ * Runs a binding's direct attempt to reach the cluster, for at most `ms`: its result, or
+ * `undefined` when it failed itself or took longer. Leaves no timer behind.
+ * @param probe the binding's probe
+ * @param ms the bound
+ */
+export async function probeWithin(probe: () => Promise<ProbeResult>, ms: number): Promise<ProbeResult | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => timer = setTimeout(resolve, ms, undefined));
+  try {
+    return await Promise.race([probe().catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -37,8 +37,9 @@ export interface CommitOptions {
    */
   stallMs?: number;
   /**
-   * Completed sets in the commit metadata (default on, budget 4,096 characters per
-   * partition, the broker's `offset.metadata.max.bytes`; an integer in [16, 65,536], else the
+   * Completed sets in the commit metadata (default on, budget 4,095 characters per
+   * partition: the broker's `offset.metadata.max.bytes`, 4,096, less the NUL byte the bindings
+   * store after the metadata so that Confluent's client reads it back; an integer in [16, 65,536], else the
    * runner's constructor throws): each commit says which records
    * above its offset are finished, so the next owner of the partition skips them.
    * `false` turns them off.

@@ -33,7 +33,7 @@ import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from ".
 import { Claims } from "./claims.ts";
 import { BatchCollector, resolveBatchOptions } from "./batch.ts";
 import { DirectBatches } from "./direct_batch.ts";
-import { ClusterWatch } from "./cluster.ts";
+import { ClusterWatch, PROBE_MS, probeWithin } from "./cluster.ts";
 import { CommitScheduler } from "./commit_scheduler.ts";
 import { Delivery } from "./delivery.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -51,8 +51,11 @@ import { StallGuard } from "./stall.ts";
 import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
 import { UserPause } from "./user_pause.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
-import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
+import { ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
 import { Frontier } from "../tracker/frontier.ts";
+
+/** The completed-set budget of the runner unless one is given (characters): the broker's 4,096 less the stored NUL. */
+const RUNNER_BUDGET = 4_095;
 
 export type { ConsumerState } from "./lifecycle.ts";
 export { PartitionStoppedError } from "./record_runner.ts";
@@ -151,7 +154,9 @@ export class ParallelConsumer<M> {
     const frontier = this.#frontier = new Frontier({
       ...(options.engine !== undefined ? { engine: options.engine } : {}),
       ...(options.capacity !== undefined ? { capacity: options.capacity } : {}),
-      ...(completedSet !== undefined ? { completedSet } : {}),
+      // One byte of the broker's 4,096 goes to the NUL every binding stores after the metadata
+      // (adapters/shared/stored_metadata.ts: Confluent's client appends it and drops the last byte it reads).
+      completedSet: completedSet === false ? false : { budget: completedSet?.budget ?? RUNNER_BUDGET },
     });
     const completedSets = completedSet !== false;
     const mode = options.commit?.mode ?? "eager";
@@ -423,8 +428,27 @@ export class ParallelConsumer<M> {
 
   /** `cluster.maxUnavailableMs` passed: the consumer fails and the client is closed (a shutdown already bounds itself). */
   #giveUp(error: ClusterUnavailableError): void {
+    if (this.#ended()) return;
+    if (error.attempts > 0 || this.#client.probe === undefined) return this.#gaveUp(error);
+    // The client's own retries outlasted the bound: one direct attempt names brokers and a cause.
+    void probeWithin(this.#client.probe.bind(this.#client), PROBE_MS).then((found) => {
+      if (this.#ended()) return;
+      this.#gaveUp(found === undefined ? error : new ClusterUnavailableError(
+        found.brokers.length > 0 ? found.brokers : error.brokers,
+        error.waitedMs,
+        0,
+        found.error,
+        found.brokers.length > 0 || found.error !== undefined,
+      ));
+    });
+  }
+
+  #ended(): boolean {
     const state = this.#life.state;
-    if (state === "stopping" || state === "stopped" || state === "failed") return;
+    return state === "stopping" || state === "stopped" || state === "failed";
+  }
+
+  #gaveUp(error: ClusterUnavailableError): void {
     this.#failed(error);
     void this.#client.close().catch((e: unknown) => this.#events.emit("error", { kind: "client", error: e }));
   }

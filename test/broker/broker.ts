@@ -104,6 +104,11 @@ export interface BrokerOptions {
    * stays the PLAINTEXT listener.
    */
   saslPlain?: { username: string; password: string };
+  /**
+   * The client listener's port on 127.0.0.1 (default: a free port). For a broker at a fixed
+   * address such as `npm run broker`'s 127.0.0.1:9092; the other listeners stay on free ports.
+   */
+  port?: number;
 }
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -368,7 +373,8 @@ export async function startBroker(opts: BrokerOptions = {}): Promise<Broker> {
 
   for (let attempt = 1;; attempt++) {
     const dataDir = mkdtempSync(join(tmpdir(), "offset-frontier-kafka-"));
-    const [port, cport, pport, sport] = await freePorts(4);
+    const [freePort, cport, pport, sport] = await freePorts(4);
+    const port = opts.port ?? freePort;
     const proxied = opts.advertisedPort !== undefined ? { port: pport, advertised: opts.advertisedPort } : undefined;
     const sasl = opts.saslPlain ? { port: sport, ...opts.saslPlain } : undefined;
     const brokers = `127.0.0.1:${port}`;

@@ -31,7 +31,8 @@ import { fileURLToPath } from "node:url";
 import { Kafka, logLevel, type Producer } from "kafkajs";
 import { type Broker, committedOffsets, createTopic, endOffsets, startBroker } from "../broker/broker.ts";
 import { countLogs, DUPLICATE_CAUSES, type DuplicateCause, type MemberFate, type MemberInfo, type Outage, type ProducedRecord } from "./analyze.ts";
-import { CLIENTS, type ClientName, MODES, type ModeName } from "./modes.ts";
+import { CLIENTS, type ClientName, type ClientSpec, MODES, type ModeName } from "./modes.ts";
+import { ensureNode } from "../../scripts/install-node.mjs";
 import { startProxy, type Proxy } from "./proxy.ts";
 import { readCommitted } from "../kafka/read_committed.ts";
 import type { MemberConfig } from "./member.ts";
@@ -138,12 +139,12 @@ export interface RoundResult {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** How to run test/chaos/<file> on a runtime. */
-function memberCommand(rt: MemberRuntime, file: string): [string, string[]] {
-  const path = join(HERE, file);
+function memberCommand(rt: MemberRuntime, client: ClientSpec): [string, string[]] {
+  const path = join(HERE, client.member);
   const bin = (name: string): string => join(ROOT, "node_modules", ".bin", name);
   if (rt === "bun") return [bin("bun"), [path]];
   if (rt === "deno") return [bin("deno"), ["run", "--allow-all", path]];
-  return [process.execPath, ["--import", "tsx", path]];
+  return [client.newerNode !== undefined ? ensureNode(client.newerNode, { quiet: true }) : process.execPath, ["--import", "tsx", path]];
 }
 
 /** The child processes alive now, SIGKILLed if the harness exits first. */
@@ -433,7 +434,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       member: id, brokers: `127.0.0.1:${proxy.port}`, topic, group, log, seed, concurrency: 32, parent: process.pid, mode: mode.name,
       ...(o.handler === "batch" ? { handler: "batch" as const } : {}),
     };
-    const [cmd, args] = memberCommand(o.runtime, client.member);
+    const [cmd, args] = memberCommand(o.runtime, client);
     const proc = spawn(cmd, [...args, JSON.stringify(cfg)], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"],

@@ -24,8 +24,10 @@
  *   `secondStageRecords`.
  *
  * A {@link ClientSpec} names the Kafka client a member runs: `kafkajs`
- * (test/chaos/member.ts) and `confluent` (`@confluentinc/kafka-javascript` through
- * adapters/confluent/mod.ts, Node only: test/chaos/member_confluent.ts).
+ * (test/chaos/member.ts), `confluent` (`@confluentinc/kafka-javascript` through
+ * adapters/confluent/mod.ts, Node only: test/chaos/member_confluent.ts) and `platformatic`
+ * (`@platformatic/kafka` through adapters/platformatic/mod.ts; on Node, the pinned Node 24:
+ * test/chaos/member_platformatic.ts). Both of the latter at least once only.
  *
  * @module
  */
@@ -48,7 +50,7 @@ export const OUT_PARTITIONS = 4;
 export type ModeName = "at-least-once" | "exactly-once";
 
 /** Names of the client bindings. */
-export type ClientName = "kafkajs" | "confluent";
+export type ClientName = "kafkajs" | "confluent" | "platformatic";
 
 /** What the mode's `count` hook gets after a round. */
 export interface ModeRoundContext {
@@ -82,6 +84,8 @@ export interface ClientSpec {
   missing?: string;
   /** The member program, relative to test/chaos/. */
   member: string;
+  /** On Node, the members run on this pinned Node line (scripts/install-node.mjs): the client needs it. */
+  newerNode?: 22 | 24;
 }
 
 /** Every mode, implemented or not. */
@@ -104,6 +108,7 @@ export const MODES: Record<ModeName, ModeSpec> = {
 export const CLIENTS: Record<ClientName, ClientSpec> = {
   kafkajs: { name: "kafkajs", implemented: true, member: "member.ts" },
   confluent: { name: "confluent", implemented: true, member: "member_confluent.ts" },
+  platformatic: { name: "platformatic", implemented: true, member: "member_platformatic.ts", newerNode: 24 },
 };
 
 /** The exactly-once counts: `<topic>.out` read committed, and read by a second stage, against the round's inputs. */

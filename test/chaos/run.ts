@@ -41,7 +41,9 @@ options:
                         (batch: { maxRecords: 16 }, per-record results: a failing record
                         is an Error at its index, only it runs again); adds batches,
                         batchedRecords and largestBatch (over every member)
-  --client C            kafkajs (default) or confluent (@confluentinc/kafka-javascript, Node only)
+  --client C            kafkajs (default), confluent (@confluentinc/kafka-javascript, Node only)
+                        or platformatic (@platformatic/kafka; on Node the members run on the
+                        pinned Node 24); confluent and platformatic: at-least-once only
   --protocol P          confluent's group protocol: eager, cooperative or consumer (KIP-848, default)
   --keep-logs           keep the members' logs and the broker's (their paths are printed)
   --help                this text
@@ -96,9 +98,10 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
   const handler = values.handler ?? "record";
   if (handler !== "record" && handler !== "batch") throw new UsageError(`--handler must be record or batch; got ${handler}`);
   const client = values.client ?? "kafkajs";
-  if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs or confluent; got ${client}`);
+  if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs, confluent or platformatic; got ${client}`);
   if (!CLIENTS[client as ClientName].implemented) throw new UsageError(CLIENTS[client as ClientName].missing ?? `--client ${client} is not implemented`);
   if (client === "confluent" && runtime !== "node") throw new UsageError(`--client confluent runs on Node only (Bun and Deno cannot load its addon); got --runtime ${runtime}`);
+  if (client !== "kafkajs" && mode !== "at-least-once") throw new UsageError(`--mode ${mode} runs with --client kafkajs only; got --client ${client}`);
   const protocol = values.protocol;
   if (protocol !== undefined && client !== "confluent") throw new UsageError("--protocol applies to --client confluent only");
   if (protocol !== undefined && !["eager", "cooperative", "consumer"].includes(protocol)) {

@@ -18,7 +18,8 @@ import { join } from "node:path";
 import process from "node:process";
 import { KafkaJSClient } from "../../adapters/kafkajs/mod.ts";
 import type { ConfluentClient, ConfluentConsumerConfig, ConfluentKafka, ConfluentProducer } from "../../adapters/confluent/mod.ts";
-import { type ClientSink, type ConsumerClient, type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/mod.ts";
+import { type ConsumerClient, type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/mod.ts";
+import { tapClient } from "./tap_client.ts";
 import { CONFLUENT_PREFIX, ensureConfluent } from "../../scripts/install-confluent.mjs";
 import { consumerConfig, kafka, runtime } from "./helpers.ts";
 
@@ -83,43 +84,23 @@ function observed<M>(client: ConsumerClient<M>, options: CreateOptions): Consume
   if (!onAssignment && !onBatch) return client;
   const now = new Set<number>();
   const report = (): void => onAssignment?.([...now].sort((a, b) => a - b));
-  return new Proxy(client, {
-    get(target, prop) {
-      if (prop !== "start") {
-        const v = Reflect.get(target, prop, target);
-        return typeof v === "function" ? v.bind(target) : v;
-      }
-      return (sink: ClientSink<M>) =>
-        target.start({
-          unavailable: (error, brokers) => sink.unavailable(error, brokers),
-          available: () => sink.available(),
-          signal: sink.signal,
-          assigned: (partitions, committed, incremental) => {
-            if (!incremental) now.clear();
-            for (const p of partitions) now.add(p.partition);
-            if (!incremental || partitions.length > 0) report();
-            sink.assigned(partitions, committed, incremental);
-          },
-          revoking: async (partitions) => {
-            await sink.revoking(partitions);
-            if (partitions) {
-              for (const p of partitions) now.delete(p.partition);
-              report();
-            }
-          },
-          lost: (partitions) => {
-            if (partitions) for (const p of partitions) now.delete(p.partition);
-            else now.clear();
-            report();
-            sink.lost(partitions);
-          },
-          deliver: (batch) => {
-            onBatch?.(batch.partition, batch.messages.length);
-            return sink.deliver(batch);
-          },
-          failed: (error) => sink.failed(error),
-        });
+  return tapClient(client, {
+    assigned: (partitions, incremental) => {
+      if (!incremental) now.clear();
+      for (const p of partitions) now.add(p.partition);
+      if (!incremental || partitions.length > 0) report();
     },
+    revoked: (partitions) => {
+      if (!partitions) return;
+      for (const p of partitions) now.delete(p.partition);
+      report();
+    },
+    lost: (partitions) => {
+      if (partitions) for (const p of partitions) now.delete(p.partition);
+      else now.clear();
+      report();
+    },
+    deliver: (batch) => onBatch?.(batch.partition, batch.messages.length),
   });
 }
 
@@ -240,6 +221,16 @@ if (!wanted || wanted.includes("platformatic")) {
 /** The bindings this runtime runs the suites through. */
 export function bindings(): Binding[] {
   return all.filter((b) => !wanted || wanted.includes(b.name));
+}
+
+/**
+ * Every binding this runtime loaded, selected or not: KafkaJS always, Confluent and
+ * @platformatic/kafka where they run and OFFSET_FRONTIER_BINDINGS (if set) names them. The
+ * handover suite pairs a selected binding with these (so the Node 24 run, which selects
+ * platformatic only, still hands over to and from KafkaJS).
+ */
+export function bindingPartners(): Binding[] {
+  return [...all];
 }
 
 /**

@@ -12,7 +12,10 @@
  *   naming the topic and the broker.
  * - (3) and (4) need no broker: a closed port. (3) `cluster.maxUnavailableMs: 5000`:
  *   `consume()` rejects within the bound plus a second with a `ClusterUnavailableError`
- *   naming the broker. (4) an `AbortSignal` aborted while `consume()` waits ends it
+ *   naming the broker; with KafkaJS's default retries (about 10 s before it reports a
+ *   failure) and a 3000 ms bound, the error still names the broker and the cause (the
+ *   binding's direct attempt on giving up), and on Node no timer or socket made by our
+ *   code outlives `done`. (4) an `AbortSignal` aborted while `consume()` waits ends it
  *   within a second (it resolves to a stopped consumer).
  *
  * - (5) the Confluent binding (Node only, through test/kafka/bindings.ts, its default
@@ -239,6 +242,57 @@ kafkajsTest(`(${runtime()}) no broker, cluster.maxUnavailableMs 5000: consume() 
   });
   assert.ok(seen.unavailable >= 1, "each failed attempt was reported");
 });
+
+kafkajsTest(`(${runtime()}) no broker, KafkaJS's default retries outlasting cluster.maxUnavailableMs 3000: the error still names the broker and the cause, and nothing of ours outlives done`, { timeout: 30_000 }, async () => {
+  const consume = await adapter();
+  const address = await closedPort();
+  const controller = new AbortController();
+  // Node: every timer, socket and immediate made from this repository's own frames (not
+  // KafkaJS's, though our calls reach them) while consuming, until it is gone again.
+  const ours = new Map<number, string>();
+  const hook = runtime() === "node" ? await ownResources(ours) : undefined;
+  const t0 = Date.now();
+  try {
+    const opts = options(address, unique("outage-early"), unique("outage-early-group"), newSeen(), controller.signal);
+    opts.consumer = kafka(address).consumer(consumerConfig(unique("outage-early-group"))); // KafkaJS's ~10 s of retries
+    opts.kafka = kafka(address);
+    await assert.rejects(consume({ ...opts, cluster: { maxUnavailableMs: 3_000 } }), (e: unknown) => {
+      const ms = Date.now() - t0;
+      assert.ok(e instanceof ClusterUnavailableError, `a ClusterUnavailableError, got ${String(e)}`);
+      assert.ok(ms >= 2_900 && ms <= 6_000, `rejected after ${ms} ms`);
+      assert.equal(e.attempts, 0, "KafkaJS had reported no failure yet");
+      assert.ok(e.probed, e.message);
+      assert.deepEqual(e.brokers, [address]);
+      assert.ok(e.cause instanceof Error && /ECONNREFUSED/.test(String(e.cause.message)), `cause: ${String(e.cause)}`);
+      assert.ok(e.message.includes(address) && e.message.includes("ECONNREFUSED"), e.message);
+      return true;
+    });
+    await sleep(200); // closing settles
+    if (hook) assert.deepEqual([...ours.values()], [], "resources of ours still alive after done settled");
+  } finally {
+    hook?.disable();
+    controller.abort();
+  }
+});
+
+/** Records, in `live`, the async resources whose creating frame (the first outside Node's internals) is this repository's own source, until destroyed. */
+async function ownResources(live: Map<number, string>): Promise<{ disable(): void }> {
+  const { createHook } = await import("node:async_hooks");
+  const limit = Error.stackTraceLimit;
+  return createHook({
+    init(id, type) {
+      if (type === "PROMISE") return;
+      Error.stackTraceLimit = 30;
+      const frames = (new Error().stack ?? "").split("\n").slice(1).map((l) => l.trim());
+      Error.stackTraceLimit = limit;
+      const first = frames.slice(1).find((f) => !f.includes("node:")); // [0]: this hook
+      if (first !== undefined && !first.includes("node_modules") && /\/(core|adapters)\//.test(first)) live.set(id, `${type} ${first}`);
+    },
+    destroy(id) {
+      live.delete(id);
+    },
+  }).enable();
+}
 
 kafkajsTest(`(${runtime()}) an AbortSignal aborted while consume() waits for the cluster ends it within a second`, { timeout: 30_000 }, async () => {
   const consume = await adapter();

@@ -20,17 +20,14 @@
  * KEEP_PACK_DIR=1 keeps the temporary project for a look.
  */
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
+import { BIN, killGroup, type PackProject, packProject, ROOT, sh } from "./pack_project.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const BIN = join(ROOT, "node_modules", ".bin");
 const NODE = process.versions.bun || (globalThis as { Deno?: unknown }).Deno ? "node" : process.execPath;
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 const RECORDS = 300;
@@ -103,10 +100,6 @@ export function substitute(code: string, to: { broker: string; topic: string; gr
   return code;
 }
 
-function sh(cmd: string, args: string[], cwd: string): string {
-  return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
-}
-
 /** Which records a quick start handled, as "partition@offset" → value, read from what it printed or wrote. */
 function handled(runtime: Runtime, stdout: string, project: string, topic: string): Map<string, string> {
   const seen = new Map<string, string>();
@@ -137,8 +130,8 @@ test("each quick start has a group of its own: tried one after another, each pri
 
 describe("the README's quick starts, from the npm pack tarball in a fresh project", { timeout: 300_000 }, () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const dir = mkdtempSync(join(tmpdir(), "offset-frontier-pack-"));
-  const project = join(dir, "your-service");
+  let pack: PackProject | undefined;
+  let project = "";
   const run = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 
   let broker: Broker | undefined; // started here only without KAFKA_BROKERS
@@ -147,17 +140,12 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
   before(async () => {
     if (!brokers) brokers = (broker = await startBroker()).brokers;
     // npm pack runs `prepack` (the dist/ build) like a real pack; the tarball lands outside the repo.
-    sh(NPM, ["pack", "--silent", "--pack-destination", dir], ROOT);
-    const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
-    assert.ok(tarball, `npm pack wrote a tarball into ${dir}`);
-    mkdirSync(project);
-    sh(NPM, ["init", "-y"], project);
-    sh(NPM, ["install", "--offline", "--no-audit", "--no-fund", join(dir, tarball), join(ROOT, "node_modules", "kafkajs")], project);
+    pack = packProject({ prefix: "offset-frontier-pack-" });
+    project = pack.project;
   });
   after(async () => {
     await broker?.stop();
-    if (process.env.KEEP_PACK_DIR) console.log(`kept ${dir}`);
-    else rmSync(dir, { recursive: true, force: true });
+    pack?.remove();
   });
 
   test("TypeScript with its default module resolution (node10, no tsconfig) finds every entry point's types", () => {
@@ -197,7 +185,7 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
         writeFileSync(join(project, file), code);
         if (check) sh(check[0], check[1], project);
         const [cmd, args] = command;
-        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" }, detached: true });
         let stdout = "", stderr = "";
         child.stdout.on("data", (d) => (stdout += d));
         child.stderr.on("data", (d) => (stderr += d));
@@ -225,10 +213,10 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
           assert.ok(stopped, `the ${name} quick start exited within 30 s of SIGINT${tail()}`);
           assert.deepEqual(stopped, { code: 0, signal: null }, `exit 0 after SIGINT${tail()}`);
         } finally {
-          if (!done) child.kill("SIGKILL"); // only the child this test started
+          if (!done) killGroup(child.pid); // only the processes this test started
         }
 
-        // No runtime warning but KafkaJS 2.2.4's own (README, Troubleshooting): its request queue's negative timer.
+        // No runtime warning but KafkaJS 2.2.4's own (docs/troubleshooting.md): its request queue's negative timer.
         const warnings = stderr.split("\n").filter((l) => /Warning/.test(l) && !/TimeoutNegativeWarning/.test(l));
         assert.deepEqual(warnings, [], `no warning on stderr${tail()}`);
         const seen = handled(runtime, stdout, project, topic);

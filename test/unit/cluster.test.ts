@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type AvailableEvent, type ClientSink, ClusterUnavailableError, InvalidArgumentError, ParallelConsumer, type UnavailableEvent } from "../../core/mod.ts";
+import { type AvailableEvent, type ClientSink, type ProbeResult, ClusterUnavailableError, InvalidArgumentError, ParallelConsumer, type UnavailableEvent } from "../../core/mod.ts";
 import { ClusterWatch } from "../../core/consumer/cluster.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
@@ -139,6 +139,33 @@ describe("ParallelConsumer while its cluster is unreachable at start", () => {
     assert.equal(consumer.state, "failed");
     await assert.rejects(consumer.done, ClusterUnavailableError);
     await until(() => client.closed, 1_000, "the client closed");
+  });
+
+  test("a give-up before the client reported any failure names what the binding's direct attempt found", async () => {
+    // The client is still inside its own first attempt (it never calls sink.unavailable).
+    class SilentClient extends MemoryClient {
+      probes = 0;
+      override start(sink: ClientSink<Msg>): Promise<void> {
+        this.sink = sink;
+        return new Promise<void>((resolve) => sink.signal.addEventListener("abort", () => resolve(), { once: true }));
+      }
+      probe(): Promise<ProbeResult> {
+        this.probes++;
+        return Promise.resolve({ brokers: ["10.0.0.1:9092"], error: new Error("connect ETIMEDOUT 10.0.0.1:9092") });
+      }
+    }
+    const client = new SilentClient();
+    const consumer = new ParallelConsumer<Msg>(client, { handler: () => {}, cluster: { maxUnavailableMs: 50 } });
+    await assert.rejects(consumer.start(), (e: unknown) => {
+      assert.ok(e instanceof ClusterUnavailableError, String(e));
+      assert.deepEqual([e.attempts, e.probed, e.brokers], [0, true, ["10.0.0.1:9092"]]);
+      assert.match(e.message, /at 10\.0\.0\.1:9092 .*direct attempt on giving up failed: Error: connect ETIMEDOUT/);
+      return true;
+    });
+    assert.equal(client.probes, 1);
+    // Without a probe the error says why it names no cause.
+    const bare = new ParallelConsumer<Msg>(Object.assign(new SilentClient(), { probe: undefined }), { handler: () => {}, cluster: { maxUnavailableMs: 50 } });
+    await assert.rejects(bare.start(), (e: unknown) => e instanceof ClusterUnavailableError && !e.probed && e.cause === undefined && /no attempt had failed yet/.test(e.message));
   });
 
   test("a shutdown during an outage ends within the grace (plus at most a second for the last commits) and confirms nothing", async () => {

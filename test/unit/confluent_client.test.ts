@@ -112,34 +112,52 @@ function sink() {
 const committedAt = (offsets: Record<number, number>) => (partitions: ConfluentTopicPartition[]): Promise<Raw[]> =>
   Promise.resolve(partitions.map((p) => (p.partition in offsets ? { topic: p.topic, partition: p.partition, offset: offsets[p.partition] } : { topic: p.topic, partition: p.partition })));
 
+/**
+ * A started client over the fake, owning `partitions`, whose commits are recorded (`sent`,
+ * and with the disconnect in `order`), whose read-back answers `stored`, and whose
+ * `outcome` emits librdkafka's commit outcome.
+ */
+async function committing(partitions: number[]) {
+  const f = fake(committedAt({}));
+  const state = {
+    sent: [] as string[],
+    order: [] as string[],
+    stored: [] as Raw[],
+    internal: undefined as EventEmitter | undefined,
+    callback: undefined as Rebalance | undefined,
+  };
+  const kafka = {
+    consumer: (config: Record<string, unknown>) => {
+      const c = f.kafka.consumer(config);
+      state.internal = c._getInternalClient();
+      state.callback = config.rebalance_cb as Rebalance;
+      return Object.assign(c, {
+        commitOffsets: (list: Array<{ partition: number; offset: string }>) => {
+          const sent = list.map((o) => `${o.partition}@${o.offset}`).join(",");
+          state.sent.push(sent);
+          state.order.push(`commit ${sent}`);
+          return Promise.resolve();
+        },
+        committed: () => Promise.resolve(state.stored), // the read-back of a late outcome
+        disconnect: () => (state.order.push("disconnect"), Promise.resolve()),
+      });
+    },
+  };
+  const client = new ConfluentClient(kafka as unknown as typeof f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
+  await client.start(sink().sink);
+  const rebalance: Rebalance = (err, assignment, fns) => state.callback!(err, assignment, fns);
+  await rebalance(ASSIGN, partitions.map((partition) => ({ topic: T, partition })), FNS);
+  const outcome = (list: Array<[number, number]>) => state.internal!.emit("offset.commit", undefined, list.map(([partition, offset]) => ({ topic: T, partition, offset })));
+  return Object.assign(state, { client, rebalance, outcome });
+}
+
 describe("ConfluentClient (fake client)", () => {
   test("a late resend of an older commit that overtook newer ones: the binding commits the newest positions of the partitions it still owns again", async () => {
-    const f = fake(committedAt({}));
-    const sent: string[] = [];
-    let rebalance: Rebalance | undefined;
-    let stored: Raw[] = [];
-    let internal: EventEmitter | undefined;
-    const kafka = {
-      consumer: (config: Record<string, unknown>) => {
-        const c = f.kafka.consumer(config);
-        internal = c._getInternalClient();
-        rebalance = config.rebalance_cb as Rebalance;
-        return Object.assign(c, {
-          commitOffsets: (list: Array<{ partition: number; offset: string }>) => {
-            sent.push(list.map((o) => `${o.partition}@${o.offset}`).join(","));
-            return Promise.resolve();
-          },
-          committed: () => Promise.resolve(stored), // the read-back of a late outcome
-        });
-      },
-    };
-    const client = new ConfluentClient(kafka as unknown as typeof f.kafka, { "group.id": "g" }, [T], { fromBeginning: true });
-    await client.start(sink().sink);
-    await rebalance!(ASSIGN, [{ topic: T, partition: 0 }, { topic: T, partition: 1 }], FNS);
-    const outcome = (list: Array<[number, number]>) => internal!.emit("offset.commit", undefined, list.map(([partition, offset]) => ({ topic: T, partition, offset })));
+    const fx = await committing([0, 1]);
+    const { sent, client, rebalance, outcome } = fx;
 
     // Commit A: librdkafka's outcome is late, the read-back shows the broker holds it.
-    stored = [{ topic: T, partition: 0, offset: 10 }, { topic: T, partition: 1, offset: 7 }];
+    fx.stored = [{ topic: T, partition: 0, offset: 10 }, { topic: T, partition: 1, offset: 7 }];
     await client.commit([{ topic: T, partition: 0, offset: 10 }, { topic: T, partition: 1, offset: 7 }]);
     // Commit B of partition 0, acknowledged at once.
     const b = client.commit([{ topic: T, partition: 0, offset: 12 }]);
@@ -154,15 +172,15 @@ describe("ConfluentClient (fake client)", () => {
     outcome([[0, 12]]);
 
     // Two late outcomes at once (after an outage every held commit reports): one repair.
-    stored = [{ topic: T, partition: 0, offset: 13 }];
+    fx.stored = [{ topic: T, partition: 0, offset: 13 }];
     await client.commit([{ topic: T, partition: 0, offset: 13 }]); // read back: outcome late
-    stored = [{ topic: T, partition: 1, offset: 8 }];
+    fx.stored = [{ topic: T, partition: 1, offset: 8 }];
     await client.commit([{ topic: T, partition: 1, offset: 8 }]); // read back: outcome late
     const c = client.commit([{ topic: T, partition: 0, offset: 14 }, { topic: T, partition: 1, offset: 9 }]);
     await until(() => sent.length === 6, "commit C sent");
     outcome([[0, 14], [1, 9]]);
     await c;
-    stored = [{ topic: T, partition: 0, offset: 14 }, { topic: T, partition: 1, offset: 9 }]; // the repair reads back
+    fx.stored = [{ topic: T, partition: 0, offset: 14 }, { topic: T, partition: 1, offset: 9 }]; // the repair reads back
     outcome([[0, 13]]);
     outcome([[1, 8]]);
     await until(() => sent.length === 7, "the repair");
@@ -171,7 +189,7 @@ describe("ConfluentClient (fake client)", () => {
 
     // A late outcome overtaking a partition that was revoked, then assigned again, repairs
     // nothing: the position sent in the earlier assignment is no longer this member's to send.
-    stored = [{ topic: T, partition: 0, offset: 15 }];
+    fx.stored = [{ topic: T, partition: 0, offset: 15 }];
     await client.commit([{ topic: T, partition: 0, offset: 15 }]); // read back: outcome late
     const d = client.commit([{ topic: T, partition: 0, offset: 16 }]);
     await until(() => sent.length === 9, "commit D sent");
@@ -183,6 +201,24 @@ describe("ConfluentClient (fake client)", () => {
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(sent.length, 9, `nothing sent from an earlier assignment: ${JSON.stringify(sent)}`);
     await client.close();
+  });
+
+  test("close() waits for a late outcome that overtook a newer commit, and sends its repair before leaving the group", async () => {
+    const c = await committing([0]);
+    const { sent, order, client } = c;
+    const outcome = (partition: number, offset: number) => c.outcome([[partition, offset]]);
+    c.stored = [{ topic: T, partition: 0, offset: 10 }];
+    await client.commit([{ topic: T, partition: 0, offset: 10 }]); // read back: its outcome is late
+    const b = client.commit([{ topic: T, partition: 0, offset: 12 }]);
+    await until(() => sent.length === 2, "commit B sent");
+    outcome(0, 12);
+    await b;
+    const closing = client.close(); // the runner's last commit was acknowledged: it closes
+    await new Promise((r) => setTimeout(r, 50));
+    c.stored = [{ topic: T, partition: 0, offset: 12 }];
+    outcome(0, 10); // the older commit's resend landed after B, as the consumer closes
+    await closing;
+    assert.deepEqual(order, ["commit 0@10", "commit 0@12", "commit 0@12", "disconnect"], "the repair goes out before the disconnect");
   });
 
   test("new partitions start at the committed offset read at assignment: the rebalance callback hands librdkafka their offsets", async () => {

@@ -6,6 +6,7 @@
  * clients are real but never connect.
  */
 import assert from "node:assert/strict";
+import process from "node:process";
 import { test } from "node:test";
 import { Kafka, logLevel } from "kafkajs";
 import { createKafkaJSConsumer } from "../../adapters/kafkajs/mod.ts";
@@ -14,6 +15,14 @@ import type { ConfluentKafka } from "../../adapters/confluent/types.ts";
 import { InvalidArgumentError, ParallelConsumer } from "../../core/mod.ts";
 import { checkKnownOptions } from "../../core/consumer/known_options.ts";
 import { MemoryClient } from "./runner_client.ts";
+
+/** Whether @platformatic/kafka runs here (Bun, Deno, Node >= 22.22). */
+function platformaticRuns(): boolean {
+  const g = globalThis as { Bun?: unknown; Deno?: unknown };
+  if (g.Bun !== undefined || g.Deno !== undefined) return true;
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  return major > 24 || (major === 24 && minor >= 6) || (major === 22 && minor >= 22) || major === 23;
+}
 
 const kafka = (): Kafka => new Kafka({ brokers: ["127.0.0.1:1"], logLevel: logLevel.NOTHING });
 const handler = (): Promise<void> => Promise.resolve();
@@ -58,6 +67,19 @@ test("a misspelled option is refused, naming it and the nearest known name, at e
     drainTimeoutMs: 10,
     shutdownGraceMs: 10,
   });
+});
+
+test("a misspelled option of the platformatic binding is refused, naming the nearest of its own names", { skip: !platformaticRuns() && "@platformatic/kafka needs Node >= 22.22" }, async () => {
+  const { createPlatformaticConsumer } = await import("../../adapters/platformatic/mod.ts");
+  const { Consumer, Producer } = await import("@platformatic/kafka");
+  const consumer = (): InstanceType<typeof Consumer> => new Consumer({ groupId: "g", clientId: "c", bootstrapBrokers: ["127.0.0.1:1"] });
+  const base = { topics: ["t"], handler };
+  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), maxWaitTim: 100 } as never), /"maxWaitTim"/, /did you mean "maxWaitTime"/);
+  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), concurency: 4 } as never), /did you mean "concurrency"/);
+  const producer = new Producer({ clientId: "p", bootstrapBrokers: ["127.0.0.1:1"] });
+  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), deadLetter: { producer, topik: "x" } } as never), /options\.deadLetter/, /"topic"/);
+  createPlatformaticConsumer({ ...base, consumer: consumer(), fromBeginning: true, maxWaitTime: 100, maxBytes: 1 << 20, readCommitted: true, concurrency: 4 });
+  await producer.close();
 });
 
 test("checkKnownOptions leaves non-objects to the caller's own checks and takes exact names", () => {

@@ -200,4 +200,27 @@ describe("runner: completed sets across a handover", () => {
     assert.equal(consumer.metrics().skipped, 9);
     await consumer.shutdown();
   });
+
+  test("the default completed-set budget leaves the broker's 4,096 bytes room for the NUL the bindings store after it", async () => {
+    // Every other record of 40,000 unfinished: a set far over any budget, cut to the longest prefix that fits.
+    const run = async (budget: number | undefined): Promise<string> => {
+      const c = new MemoryClient();
+      const consumer = new ParallelConsumer<Msg>(c, {
+        ordering: "unordered",
+        concurrency: 40_000,
+        ...(budget !== undefined ? { commit: { completedSet: { budget } } } : {}),
+        handler: (m) => (m.offset % 2 === 0 ? new Promise(() => {}) : undefined),
+      });
+      await consumer.start();
+      c.sink.assigned(one);
+      c.deliver("t", 0, range(0, 40_000));
+      await until(() => c.commits.length > 0 && (lastCommit(c).metadata?.length ?? 0) > 1_000, 5_000, "a commit with a long completed set");
+      await sleep(50);
+      const metadata = lastCommit(c).metadata!;
+      void consumer.shutdown(10);
+      return metadata;
+    };
+    assert.equal((await run(undefined)).length, 4_095, "the default: 4,095 characters, + 1 NUL = the broker's 4,096");
+    assert.equal((await run(4_096)).length, 4_096, "a budget given is used as given");
+  });
 });

@@ -1,0 +1,35 @@
+/**
+ * One member of the chaos suite's consumer group through the `@platformatic/kafka` binding
+ * (`--client platformatic`: Bun, Deno, and Node >= 22.22, where harness.ts runs it on the
+ * pinned Node 24 of scripts/install-node.mjs). The workload, the handler, the log and the
+ * restart loop are member_port.ts's. Session 6 s and heartbeat 0.5 s, as member.ts's KafkaJS
+ * members: a SIGKILLed member's partitions move after about 6 s.
+ *
+ * @module
+ */
+import process from "node:process";
+import { Consumer, Producer } from "@platformatic/kafka";
+import { PlatformaticClient, type PlatformaticMessage } from "../../adapters/platformatic/mod.ts";
+import { runMain, runPortMember } from "./member_port.ts";
+
+runMain(() =>
+  runPortMember<PlatformaticMessage>((cfg) => {
+    const bootstrapBrokers = [cfg.brokers];
+    return () => {
+      const clientId = `chaos-${cfg.member}-${process.pid}`;
+      const consumer = new Consumer({
+        groupId: cfg.group,
+        clientId,
+        bootstrapBrokers,
+        sessionTimeout: 6_000,
+        heartbeatInterval: 500,
+        rebalanceTimeout: 15_000,
+      });
+      return new PlatformaticClient(consumer, [cfg.topic], {
+        fromBeginning: true,
+        maxWaitTime: 100,
+        deadLetter: { producer: new Producer({ clientId: `${clientId}-dlq`, bootstrapBrokers }) },
+      });
+    };
+  })
+);

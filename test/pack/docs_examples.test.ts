@@ -1,0 +1,245 @@
+/**
+ * The docs' examples, run as the README's quick starts are: from the `npm pack` tarball in
+ * a fresh project (test/pack/pack_project.ts), pasted from docs/*.md as written.
+ *
+ * Every `ts`/`js` block of docs/ follows a marker `<!-- example:NAME MODE RUNTIMES … -->`
+ * (test/unit/docs_links.test.ts fails a block without one):
+ * - `run`: a consumer. Its topic gets records first (keyed JSON orders); it runs until its
+ *   group has committed the topic's end offsets, then gets SIGINT (the docs' Ctrl-C) and
+ *   must exit 0 by itself;
+ * - `exit`: a program that needs no broker; it must exit 0 by itself;
+ * - `illustrative`: a fragment, not run (the page says what it stands for).
+ * RUNTIMES: node (through tsx, as `npx tsx`), bun, deno (`deno run --allow-net --allow-env
+ * --allow-sys`). Blocks run on Node are type-checked first (tsc, strict), blocks run on
+ * Deno by `deno check`.
+ *
+ * Substitutions, nothing else: the broker address `"127.0.0.1:9092"`, `topics: ["orders"]`
+ * (exactly once), output topics `topic: "orders.…"`, the group (`groupId: "…"` or
+ * `"group.id": "…"`, exactly one), an HTTP service `http://127.0.0.1:8080` (a local server
+ * here: its first answer asks for a retry), a metrics port `.listen(9464,` (a free one), and
+ * on Bun and Deno the entry point `offset-frontier/node` (the page says to change it).
+ * The Confluent example runs only where the client is built (.cache/confluent, as the
+ * real-broker suites build it), else it is skipped saying so.
+ *
+ * `npm run test:pack` drives it from Node (one broker through scripts/with-broker.mjs;
+ * without KAFKA_BROKERS it starts its own). KEEP_PACK_DIR=1 keeps the project.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import process from "node:process";
+import { after, before, describe, test } from "node:test";
+import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
+import { BIN, killGroup, type PackProject, packProject, ROOT, sh } from "./pack_project.ts";
+
+type Runtime = "node" | "bun" | "deno";
+type Mode = "run" | "exit" | "illustrative";
+
+/** One marked code block of docs/. */
+export interface Example {
+  page: string;
+  name: string;
+  mode: Mode;
+  runtimes: Runtime[];
+  code: string;
+}
+
+const MARKED = /^<!-- example:([\w-]+) (run|exit|illustrative)(?: ((?:node|bun|deno)(?:,(?:node|bun|deno))*))?\b[^\n]*-->\n```(?:ts|js)\n([\s\S]*?)\n```$/gm;
+
+/** Every marked block of docs/*.md, in page order. */
+export function docExamples(): Example[] {
+  const out: Example[] = [];
+  for (const page of readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).sort()) {
+    const md = readFileSync(join(ROOT, "docs", page), "utf8");
+    for (const m of md.matchAll(MARKED)) {
+      const mode = m[2] as Mode;
+      const runtimes = (m[3]?.split(",") ?? []) as Runtime[];
+      assert.ok(mode === "illustrative" || runtimes.length > 0, `docs/${page}: example ${m[1]} names the runtimes it runs on`);
+      out.push({ page: `docs/${page}`, name: m[1], mode, runtimes, code: m[4] });
+    }
+  }
+  return out;
+}
+
+/** The block with the test's broker, topic, group, HTTP service and entry point swapped in. */
+export function substitute(
+  ex: Example,
+  runtime: Runtime,
+  to: { broker: string; topic: string; group: string; http: string },
+): string {
+  let code = ex.code;
+  const all = (from: string, replacement: string, atLeastOnce: boolean): void => {
+    const n = code.split(from).length - 1;
+    if (atLeastOnce) assert.ok(n >= 1, `${ex.page} ${ex.name}: holds ${from}`);
+    code = code.split(from).join(replacement);
+  };
+  all(`"127.0.0.1:9092"`, JSON.stringify(to.broker), true);
+  assert.equal(code.split(`topics: ["orders"]`).length - 1, 1, `${ex.page} ${ex.name}: holds topics: ["orders"] once`);
+  all(`topics: ["orders"]`, `topics: [${JSON.stringify(to.topic)}]`, true);
+  all(`topic: "orders.`, `topic: "${to.topic}.`, false);
+  const groups = code.match(/groupId: "[^"]*"|"group\.id": "[^"]*"/g) ?? [];
+  assert.equal(groups.length, 1, `${ex.page} ${ex.name}: holds one group id`);
+  code = code.replace(groups[0], groups[0].replace(/"[^"]*"$/, JSON.stringify(to.group)));
+  all("http://127.0.0.1:8080", to.http, false);
+  all(".listen(9464,", ".listen(0,", false);
+  if (runtime !== "node") all(`"offset-frontier/node"`, `"offset-frontier/${runtime}"`, false);
+  return code;
+}
+
+const RECORDS = 30;
+const KEYS = 5;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const CONFLUENT = join(ROOT, ".cache", "confluent", "node_modules", "@confluentinc", "kafka-javascript");
+const confluentBuilt = (): boolean => existsSync(join(CONFLUENT, "build", "Release", "confluent-kafka-javascript.node"));
+
+/** How the docs say to run a file on each runtime, here. */
+function command(runtime: Runtime, file: string): [string, string[]] {
+  if (runtime === "node") return [join(BIN, "tsx"), [file]];
+  if (runtime === "bun") return [join(BIN, "bun"), [file]];
+  return [join(BIN, "deno"), ["run", "--allow-net", "--allow-env", "--allow-sys", file]];
+}
+
+/** The HTTP service the handler examples call: the first answer of each path asks for a retry. */
+function service(): Promise<Server> {
+  const seen = new Set<string>();
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const first = !seen.has(req.url ?? "");
+      seen.add(req.url ?? "");
+      if (req.url === "/orders/bulk") {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ failed: first ? [0] : [] })); // the first batch's first record is refused once
+      } else if (first) {
+        res.writeHead(429, { "retry-after": "1" }).end();
+      } else {
+        res.end("ok");
+      }
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+const examples = docExamples();
+
+test("docs/ holds runnable examples, each marked with how it runs", () => {
+  assert.ok(examples.filter((e) => e.mode !== "illustrative").length >= 8, examples.map((e) => `${e.page} ${e.name}`).join(", "));
+  assert.equal(new Set(examples.map((e) => e.name)).size, examples.length, "example names are distinct");
+});
+
+describe("the docs' examples, from the npm pack tarball in a fresh project", { timeout: 900_000 }, () => {
+  const run = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+  let broker: Broker | undefined; // started here only without KAFKA_BROKERS
+  let brokers = process.env.KAFKA_BROKERS ?? "";
+  let pack: PackProject | undefined;
+  let server: Server | undefined;
+  let http = "";
+
+  before(async () => {
+    if (!brokers) brokers = (broker = await startBroker()).brokers;
+    const links: Record<string, string> = {};
+    for (const name of ["prom-client", "@opentelemetry/api", "@platformatic/kafka"]) links[name] = join(ROOT, "node_modules", name);
+    if (confluentBuilt()) links["@confluentinc/kafka-javascript"] = CONFLUENT;
+    // "type": "module": the examples use top-level await, which tsx runs only in an ES module
+    pack = packProject({ prefix: "offset-frontier-docs-", npm: [["pkg", "set", "type=module"]], links });
+    server = await service();
+    http = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server?.close();
+    await broker?.stop();
+    pack?.remove();
+  });
+
+  const runnable = examples.filter((e) => e.mode !== "illustrative");
+  const skipped = (e: Example): string | false =>
+    e.code.includes("@confluentinc/kafka-javascript") && !confluentBuilt()
+      ? "the Confluent client is not built here (.cache/confluent: node scripts/install-confluent.mjs)"
+      : false;
+
+  test("the examples run on Node type-check (tsc, strict)", { skip: runnable.every((e) => !e.runtimes.includes("node")) }, () => {
+    const project = pack!.project;
+    const files: string[] = [];
+    for (const e of runnable.filter((e) => e.runtimes.includes("node") && !skipped(e))) {
+      const file = `check-${e.name}.ts`;
+      const fake = { broker: "127.0.0.1:1", topic: "t", group: "g", http: "http://127.0.0.1:1" };
+      writeFileSync(join(project, file), e.mode === "run" ? substitute(e, "node", fake) : e.code);
+      files.push(file);
+    }
+    try {
+      sh(join(BIN, "tsc"), ["--noEmit", "--strict", "--skipLibCheck", "--module", "nodenext", "--target", "es2022", "--types", "node", "--typeRoots", join(ROOT, "node_modules", "@types"), ...files], project);
+    } catch (e) {
+      assert.fail(`tsc: ${(e as { stdout?: string }).stdout ?? e}`);
+    }
+  });
+
+  for (const ex of runnable) {
+    for (const runtime of ex.runtimes) {
+      test(`${ex.page} ${ex.name} on ${runtime}: ${ex.mode === "run" ? "consumes every record, stops on SIGINT, commits the end offsets" : "runs to exit 0"}`, { skip: skipped(ex) }, async () => {
+        const project = pack!.project;
+        const topic = `docs-${ex.name}-${runtime}-${run}`;
+        const group = `docs-${ex.name}-${runtime}-group-${run}`;
+        const file = `example-${ex.name}-${runtime}.ts`;
+        let end = new Map<number, string>();
+        if (ex.mode === "run") {
+          await createTopic(brokers, topic, 3);
+          for (const out of new Set([...ex.code.matchAll(/topic: "orders(\.[\w.-]+)"/g)].map((m) => m[1]).concat(".DLT"))) {
+            await createTopic(brokers, `${topic}${out}`, 3); // outputs and dead letters (topic creation is off)
+          }
+          await produce(brokers, topic, Array.from({ length: RECORDS }, (_, i) => ({
+            key: `customer-${i % KEYS}`,
+            value: JSON.stringify({ order: i, customer: `customer-${i % KEYS}`, amount: 10 + i }),
+          })));
+          end = await endOffsets(brokers, topic);
+          writeFileSync(join(project, file), substitute(ex, runtime, { broker: brokers.split(",")[0].trim(), topic, group, http }));
+        } else {
+          writeFileSync(join(project, file), ex.code);
+        }
+        if (runtime === "deno") sh(join(BIN, "deno"), ["check", file], project);
+        const [cmd, args] = command(runtime, file);
+        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" }, detached: true });
+        let stdout = "", stderr = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.stderr.on("data", (d) => (stderr += d));
+        const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+          child.on("close", (code, signal) => resolve({ code, signal }))
+        );
+        let done = false;
+        void exited.then(() => (done = true));
+        const tail = (): string => `\n--- stderr ---\n${stderr.slice(-3000)}\n--- stdout ---\n${stdout.slice(-1500)}`;
+        try {
+          if (ex.mode === "run") {
+            const t0 = Date.now();
+            // partitions without records have nothing to commit
+            const want = JSON.stringify([...end].filter(([, high]) => high !== "0").sort((a, b) => a[0] - b[0]));
+            for (;;) {
+              // A read can meet a coordinator that is moving or loading (KafkaJS's admin does not
+              // retry NOT_COORDINATOR): that is "not yet", until the bound.
+              const have = await committedOffsets(brokers, group, topic).then(
+                (c) => JSON.stringify([...c].sort((a, b) => a[0] - b[0])),
+                (e: unknown) => `(read failed: ${e instanceof Error ? e.message : e})`,
+              );
+              if (have === want) break;
+              assert.ok(!done, `${ex.name} exited before committing the end offsets (${have} of ${want})${tail()}`);
+              assert.ok(Date.now() - t0 < 120_000, `${ex.name} committed the end offsets within 120 s (${have} of ${want})${tail()}`);
+              await sleep(250);
+            }
+            assert.ok(child.pid !== undefined, `${ex.name} started`);
+            process.kill(child.pid, "SIGINT"); // the docs' Ctrl-C (by pid: see quickstart.test.ts)
+          }
+          const stopped = await new Promise<{ code: number | null; signal: string | null } | undefined>((resolve) => {
+            const limit = setTimeout(() => resolve(undefined), ex.mode === "run" ? 30_000 : 60_000);
+            void exited.then((r) => (clearTimeout(limit), resolve(r)));
+          });
+          assert.ok(stopped, `${ex.name} exited within the bound${tail()}`);
+          assert.deepEqual(stopped, { code: 0, signal: null }, `${ex.name} exits 0${tail()}`);
+        } finally {
+          if (!done) killGroup(child.pid); // only the processes this test started
+        }
+      });
+    }
+  }
+});
