@@ -24,6 +24,7 @@
 // side); `npm run <step>` runs one step alone, with its own broker.
 //
 // At the end: every step's seconds (the slowest first), the lanes' wall time and the total.
+// A step that runs past 25 minutes (OFFSET_FRONTIER_STEP_MINUTES) is ended and fails.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import process from "node:process";
@@ -67,26 +68,48 @@ const secs = (ms) => (ms / 1000).toFixed(1);
 const at = () => `+${secs(Date.now() - T0)}s`;
 const children = new Set();
 
-/** Runs a command to its end, collecting its output (printed by the caller). */
+/**
+ * No step may take longer (OFFSET_FRONTIER_STEP_MINUTES, default 25): a hung step (a test
+ * file whose process never ends) is ended with its whole process group and fails, printing
+ * what it wrote, instead of holding the run until the CI's own limit kills it unexplained.
+ */
+const STEP_MS = Number(process.env.OFFSET_FRONTIER_STEP_MINUTES ?? 25) * 60_000;
+
+/** Sends `sig` to a step's process group (each step runs in its own). */
+function signalGroup(child, sig) {
+  try {
+    process.kill(-child.pid, sig);
+  } catch {
+    // gone
+  }
+}
+
+/** Runs a command to its end (or STEP_MS), collecting its output (printed by the caller). */
 function run(cmd, args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env }, detached: true });
     children.add(child);
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (out += d));
     child.on("error", (e) => (out += `\n${e.message}\n`));
+    const overdue = setTimeout(() => {
+      out += `\n=== test: this step ran past ${STEP_MS / 60_000} minutes; its process group is ended ===\n`;
+      signalGroup(child, "SIGTERM");
+      setTimeout(() => signalGroup(child, "SIGKILL"), 10_000).unref();
+    }, STEP_MS);
     child.on("close", (code, signal) => {
+      clearTimeout(overdue);
       children.delete(child);
       resolve({ code: code ?? 1, signal, out });
     });
   });
 }
 
-// Ctrl-C: end the steps; broker.ts's exit hook SIGKILLs the shared broker.
+// Ctrl-C: end the steps (each in its own process group); broker.ts's exit hook SIGKILLs the shared broker.
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(sig, () => {
-    for (const c of children) c.kill(sig);
+    for (const c of children) signalGroup(c, sig);
     process.exit(sig === "SIGINT" ? 130 : 143);
   });
 }
