@@ -8,7 +8,8 @@
 // Steps overlap (a 2-core machine spends most of a real-broker suite waiting on timers,
 // rebalances and the broker), in four lanes that start together:
 // - checks and units: typecheck, lint, check:wasm, the unit suite on Node, Bun, Deno, then
-//   the docs/ pages' examples from the packed tarball and `npm run broker` (test:docs);
+//   the docs/ pages' examples from the packed tarball and `npm run broker` (test:docs),
+//   then test:kafka on the pinned Node 22 for the @platformatic/kafka binding;
 // - kafka node: the real-broker suite (test:kafka) on Node, the longest step, as soon as
 //   Confluent's client is built (it runs through both bindings);
 // - broker A: the quick starts (test:pack), then test:kafka on Bun and Deno;
@@ -226,6 +227,7 @@ const lanes = await Promise.all([
     { name: "test:bun", counts: true },
     { name: "test:deno", counts: true },
     { name: "test:docs", counts: true, env: brokerEnv }, // the docs/ pages' examples from the tarball, npm run broker
+    kafka("node22"), // the @platformatic/kafka binding's suites on the pinned Node 22 too (Node 24: broker lane B)
   ]),
   lane("kafka node", [kafka("node")]),
   lane("broker A", [
