@@ -52,6 +52,8 @@ export {
   ClusterRefusedError,
   ClusterUnavailableError,
   type RefusalKind,
+  ShutdownCommitError,
+  type UncommittedPartition,
 } from "./errors.ts";
 export type { DispatchOptions, Ordering } from "./consumer/dispatcher.ts";
 export {
