@@ -38,6 +38,7 @@ export type {
   ConsumerClient,
   DeadLetterInfo,
   DeliveredBatch,
+  RevokeOptions,
   TopicPartition,
 } from "./consumer/client.ts";
 export { type CommitMode, type CommitOptions, CommitTimeoutError } from "./consumer/commit_scheduler.ts";

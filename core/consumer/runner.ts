@@ -298,7 +298,7 @@ export class ParallelConsumer<M> {
     const delivery = this.#delivery;
     const sink: ClientSink<M> = {
       assigned: (partitions, committed, incremental) => rebalance.assigned(partitions, committed, incremental === true),
-      revoking: (partitions) => rebalance.revoking(partitions),
+      revoking: (partitions, options) => rebalance.revoking(partitions, options?.awaited !== false),
       lost: (partitions) => rebalance.lost(partitions),
       deliver: (batch) => delivery.deliver(batch),
       failed: (error) => this.#failed(error),
