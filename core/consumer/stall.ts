@@ -6,7 +6,7 @@
  *
  * A count bound beside the time bound (`commit.maxUncommitted`): once the commit
  * acknowledgements are late — none for {@link lateAfterMs} (four times the usual round
- * trip, at least {@link LATE_FLOOR_MS}) — no new record starts while more than
+ * trip, the fastest recent one, at least {@link LATE_FLOOR_MS}) — no new record starts while more than
  * `maxUncommitted` records finished since the last acknowledgement. A fast consumer
  * finishes thousands of records within `stallMs`; an outage that neither refuses the
  * commit in flight nor is reported yet (a broker killed under a commit, the client still
@@ -36,13 +36,16 @@ export interface StallInputs {
 /** Acknowledgements count as late after at least this long (and four usual round trips). */
 export const LATE_FLOOR_MS = 100;
 
+/** The usual round trip is the fastest of this many recent acknowledged commits. */
+const LATENCY_WINDOW = 16;
+
 /** Holds dispatching while no commit was acknowledged for `stallMs` although records finished. */
 export class StallGuard {
   readonly #stallMs: number;
   readonly #maxUncommitted: number;
   readonly #gapMs: number;
   readonly #in: StallInputs;
-  #latencyMs = 0; // moving average of acknowledged commits' latency (0: none yet)
+  readonly #latencies: number[] = []; // the last LATENCY_WINDOW acknowledged commits' latencies
   #timer: ReturnType<typeof setInterval> | undefined;
   #lastAckAt = 0; // Date.now() of the last acknowledged commit (or the start)
   #finishedAtAck = 0; // inputs.finished() then
@@ -67,11 +70,14 @@ export class StallGuard {
 
   /**
    * How long without an acknowledgement counts as late: the usual gap between commits
-   * plus four times the usual round trip (a moving average of the acknowledged ones), at
-   * least {@link LATE_FLOOR_MS}, at most `stallMs`.
+   * plus four times the usual round trip, at least {@link LATE_FLOOR_MS}, at most
+   * `stallMs`. The usual round trip is the fastest of the last 16 acknowledged commits, not
+   * an average: commits that slow down (a broker about to fail, a loaded machine) make
+   * acknowledgements late, rather than moving what counts as late along with them.
    */
   get lateAfterMs(): number {
-    return Math.min(this.#stallMs, Math.max(LATE_FLOOR_MS, this.#gapMs + 4 * this.#latencyMs));
+    const usual = this.#latencies.length === 0 ? 0 : Math.min(...this.#latencies);
+    return Math.min(this.#stallMs, Math.max(LATE_FLOOR_MS, this.#gapMs + 4 * usual));
   }
 
   /** The current assignment's number: pass it to {@link refused} for a commit sent now. */
@@ -127,11 +133,12 @@ export class StallGuard {
 
   /**
    * A commit was acknowledged: the clock restarts, and a hold ends.
-   * @param latencyMs its round trip (feeds the usual round trip of {@link lateAfterMs})
+   * @param latencyMs its round trip (one of the recent ones {@link lateAfterMs} reads)
    */
   acknowledged(latencyMs?: number): void {
     if (latencyMs !== undefined && Number.isFinite(latencyMs) && latencyMs >= 0) {
-      this.#latencyMs = this.#latencyMs === 0 ? latencyMs : 0.9 * this.#latencyMs + 0.1 * latencyMs;
+      this.#latencies.push(latencyMs);
+      if (this.#latencies.length > LATENCY_WINDOW) this.#latencies.shift();
     }
     this.#lastAckAt = Date.now();
     this.#finishedAtAck = this.#in.finished();

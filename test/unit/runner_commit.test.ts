@@ -4,6 +4,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type CommitOffset, CommitTimeoutError, Frontier, ParallelConsumer } from "../../core/mod.ts";
 import { CommitScheduler } from "../../core/consumer/commit_scheduler.ts";
+import { LATE_FLOOR_MS, StallGuard } from "../../core/consumer/stall.ts";
+import { EventHub } from "../../core/consumer/metrics.ts";
+import { ConsumerLife } from "../../core/consumer/lifecycle.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 function deferred(): { promise: Promise<void>; resolve(): void; reject(e: unknown): void } {
@@ -273,6 +276,22 @@ describe("commit scheduler", () => {
         /commit\.maxUncommitted must be an integer ≥ 1 or Infinity/,
       );
     }
+  });
+
+  test("acknowledgements count as late after four usual round trips, the fastest recent one: commits slowing down are late", () => {
+    const guard = new StallGuard(1_000, { dispatcher: { held: false, pump: () => {} }, events: new EventHub(), life: new ConsumerLife(), finished: () => 0 }, 100);
+    assert.equal(guard.lateAfterMs, LATE_FLOOR_MS, "no acknowledgement yet: the floor");
+    for (let i = 0; i < 16; i++) guard.acknowledged(50);
+    assert.equal(guard.lateAfterMs, 200);
+    // slowing down (a broker about to fail): still late after 4 × 50 ms, not after 4 × their average
+    for (let i = 0; i < 15; i++) guard.acknowledged(400);
+    assert.equal(guard.lateAfterMs, 200);
+    // slow for 16 acknowledgements in a row: that is the usual round trip now (capped by stallMs)
+    guard.acknowledged(400);
+    assert.equal(guard.lateAfterMs, 1_000);
+    const interval = new StallGuard(3_000, { dispatcher: { held: false, pump: () => {} }, events: new EventHub(), life: new ConsumerLife(), finished: () => 0 }, 100, 1_000);
+    interval.acknowledged(20);
+    assert.equal(interval.lateAfterMs, 1_080, "interval mode: the interval plus four round trips");
   });
 
   test("commit.stallMs: Infinity never holds, not after a refused commit nor an outage report; a bad value is a typed error", async () => {
