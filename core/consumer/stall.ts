@@ -73,10 +73,14 @@ export class StallGuard {
    * plus four times the usual round trip, at least {@link LATE_FLOOR_MS}, at most
    * `stallMs`. The usual round trip is the fastest of the last 16 acknowledged commits, not
    * an average: commits that slow down (a broker about to fail, a loaded machine) make
-   * acknowledgements late, rather than moving what counts as late along with them.
+   * acknowledgements late, rather than moving what counts as late along with them. Before
+   * 16 acknowledgements, only the floor counts.
    */
   get lateAfterMs(): number {
-    const usual = this.#latencies.length === 0 ? 0 : Math.min(...this.#latencies);
+    // Until LATENCY_WINDOW acknowledgements came, only the floor: a member's first commits
+    // (after a join, the claims read, a backlog) are often its slowest, and one of them
+    // alone must not set what counts as late.
+    const usual = this.#latencies.length < LATENCY_WINDOW ? 0 : Math.min(...this.#latencies);
     return Math.min(this.#stallMs, Math.max(LATE_FLOOR_MS, this.#gapMs + 4 * usual));
   }
 

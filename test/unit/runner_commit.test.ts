@@ -281,6 +281,9 @@ describe("commit scheduler", () => {
   test("acknowledgements count as late after four usual round trips, the fastest recent one: commits slowing down are late", () => {
     const guard = new StallGuard(1_000, { dispatcher: { held: false, pump: () => {} }, events: new EventHub(), life: new ConsumerLife(), finished: () => 0 }, 100);
     assert.equal(guard.lateAfterMs, LATE_FLOOR_MS, "no acknowledgement yet: the floor");
+    // a member's first commits are often its slowest (a join, a backlog): one alone sets nothing
+    guard.acknowledged(600);
+    assert.equal(guard.lateAfterMs, LATE_FLOOR_MS, "fewer than 16 acknowledgements: the floor");
     for (let i = 0; i < 16; i++) guard.acknowledged(50);
     assert.equal(guard.lateAfterMs, 200);
     // slowing down (a broker about to fail): still late after 4 × 50 ms, not after 4 × their average
@@ -290,7 +293,7 @@ describe("commit scheduler", () => {
     guard.acknowledged(400);
     assert.equal(guard.lateAfterMs, 1_000);
     const interval = new StallGuard(3_000, { dispatcher: { held: false, pump: () => {} }, events: new EventHub(), life: new ConsumerLife(), finished: () => 0 }, 100, 1_000);
-    interval.acknowledged(20);
+    for (let i = 0; i < 16; i++) interval.acknowledged(20);
     assert.equal(interval.lateAfterMs, 1_080, "interval mode: the interval plus four round trips");
   });
 
