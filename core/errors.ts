@@ -163,6 +163,52 @@ export class ClusterRefusedError extends OffsetFrontierError {
   }
 }
 
+/** A partition whose shutdown commit was not acknowledged: where it had got to and what the broker holds. */
+export interface UncommittedPartition {
+  /** Topic name. */
+  readonly topic: string;
+  /** Partition number. */
+  readonly partition: number;
+  /** The safe position the shutdown tried to commit. */
+  readonly safe: number;
+  /** The last offset the broker acknowledged for this assignment (`undefined`: none). */
+  readonly confirmed: number | undefined;
+}
+
+/**
+ * A graceful shutdown could not get its final commit acknowledged within its grace (a
+ * broker outage, a lost coordinator): it names each partition's safe position and the last
+ * acknowledged one. The next owner starts from what the broker holds and redoes the records
+ * finished above it (at most `safe − confirmed` offsets per partition, fewer where an
+ * acknowledged completed set covers some). Reported as an `error` event of kind `commit`;
+ * the shutdown itself completes.
+ */
+export class ShutdownCommitError extends OffsetFrontierError {
+  /** The partitions left uncommitted. */
+  readonly partitions: readonly UncommittedPartition[];
+  /** The last commit attempt's error, if one failed (rather than ran out of time). */
+  override readonly cause: unknown;
+  /**
+   * The report of a shutdown whose final commit did not land.
+   * @param partitions the partitions left uncommitted
+   * @param attempts commit attempts made during the shutdown
+   * @param cause the last attempt's error
+   */
+  constructor(partitions: readonly UncommittedPartition[], attempts: number, cause: unknown) {
+    const list = partitions.map((p) =>
+      `${p.topic}/${p.partition} at ${p.safe} (last acknowledged ${p.confirmed ?? "none"})`
+    ).join(", ");
+    const upTo = partitions.reduce((n, p) => n + p.safe - (p.confirmed ?? p.safe), 0);
+    super(
+      `the shutdown could not commit ${list} after ${attempts} attempt${attempts === 1 ? "" : "s"}` +
+        (cause !== undefined ? ` (last error: ${errorLine(cause)})` : "") +
+        `: the next owner redoes what finished above the acknowledged offsets, up to ${upTo} offsets`,
+    );
+    this.partitions = partitions;
+    this.cause = cause;
+  }
+}
+
 /** One line naming an error: `Name: message`. */
 function errorLine(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;

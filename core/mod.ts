@@ -39,6 +39,7 @@ export type {
   DeadLetterInfo,
   DeliveredBatch,
   ProbeResult,
+  RevokeOptions,
   TopicPartition,
 } from "./consumer/client.ts";
 export { type CommitMode, type CommitOptions, CommitTimeoutError } from "./consumer/commit_scheduler.ts";
@@ -53,6 +54,8 @@ export {
   ClusterRefusedError,
   ClusterUnavailableError,
   type RefusalKind,
+  ShutdownCommitError,
+  type UncommittedPartition,
 } from "./errors.ts";
 export type { DispatchOptions, Ordering } from "./consumer/dispatcher.ts";
 export {

@@ -90,9 +90,13 @@ export class KafkaJSAssignment {
     this.#assignment = new Set();
   }
 
-  /** One orderly revoke per rebalance, whether eachBatch or the REBALANCING event saw it first. */
-  revoke(): Promise<void> {
-    this.#revoking ??= this.#in.sink()?.revoking().catch(() => {}) ?? Promise.resolve();
+  /**
+   * One orderly revoke per rebalance, whether eachBatch or the REBALANCING event saw it
+   * first. `awaited`: eachBatch waits for it (KafkaJS rejoins only after); the REBALANCING
+   * event does not (KafkaJS rejoins at once), and then the runner starts nothing more.
+   */
+  revoke(awaited: boolean): Promise<void> {
+    this.#revoking ??= this.#in.sink()?.revoking(undefined, { awaited }).catch(() => {}) ?? Promise.resolve();
     return this.#revoking;
   }
 

@@ -202,7 +202,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload.memberAssignment, e.payload.groupId)),
       // Fire and forget unless eachBatch already awaited it: KafkaJS rejoins at once; the drain
       // is bounded and its commit best-effort.
-      c.on(c.events.REBALANCING, () => void this.#assignment.revoke()),
+      c.on(c.events.REBALANCING, () => void this.#assignment.revoke(false)),
       c.on(c.events.COMMIT_OFFSETS, (e) => this.#onCommitted(e.payload.topics)),
       c.on(c.events.CRASH, (e) => this.#onCrash(e.payload.error, e.payload.restart)),
       c.on(c.events.REQUEST, (e) => {
@@ -263,7 +263,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
         try {
           await heartbeat();
         } catch (error) {
-          if ((error as { type?: unknown }).type === "REBALANCE_IN_PROGRESS") await this.#assignment.revoke();
+          if ((error as { type?: unknown }).type === "REBALANCE_IN_PROGRESS") await this.#assignment.revoke(true);
           throw error;
         }
       },

@@ -60,6 +60,12 @@ export interface DeadLetterInfo extends TopicPartition {
   readonly signal?: AbortSignal;
 }
 
+/** How a binding's revoke relates to its client's rejoin ({@link ClientSink.revoking}). */
+export interface RevokeOptions {
+  /** Whether the client waits for the revoke before it rejoins (default `true`). */
+  readonly awaited?: boolean;
+}
+
 /**
  * What a binding reports to the runner. Every call is synchronous except
  * {@link ClientSink.revoking}, whose promise the binding may await (or not, when its
@@ -95,8 +101,15 @@ export interface ClientSink<M> {
   /**
    * An orderly rebalance began (the client still owns its partitions for now): stop
    * dispatching, drain within a bound, commit best-effort. Resolves when done.
+   *
+   * `awaited` (default `true`): whether the client waits for this promise before it rejoins
+   * the group. When it does not (KafkaJS when it found the rebalance itself), only a commit
+   * sent now can still land (its JoinGroup follows within milliseconds and ends the
+   * generation): the runner commits at once and starts nothing more — queued records, those
+   * below the highest started offset included, are left to the next owner, since what they
+   * would finish could not be committed and would be redone anyway. Running records finish.
    */
-  revoking(partitions?: readonly TopicPartition[]): Promise<void>;
+  revoking(partitions?: readonly TopicPartition[], options?: RevokeOptions): Promise<void>;
   /** The partitions (default: all) were lost, e.g. the session expired: never commit them again. */
   lost(partitions?: readonly TopicPartition[]): void;
   /**

@@ -37,6 +37,18 @@ export interface CommitOptions {
    */
   stallMs?: number;
   /**
+   * Eager mode: once no commit was acknowledged for four usual round trips (the fastest of
+   * the last 16; at least 100 ms), no new record starts while more than this many records
+   * finished since the last acknowledgement (running records finish). `commit.stallMs` bounds the time work
+   * may run ahead of the last acknowledged commit; this bounds the count, which at
+   * thousands of records a second is what an exit or a SIGKILL during an outage redoes
+   * before an outage is noticed (a broker killed under a commit in flight, the client still
+   * retrying). Commits as fast as usual are never that late; ones slowing down are, and
+   * then cap the pace at this many records per round trip. Default 10 × `concurrency` in eager
+   * mode, `Infinity` (no count bound) in interval mode; an integer ≥ 1 or `Infinity`.
+   */
+  maxUncommitted?: number;
+  /**
    * Completed sets in the commit metadata (default on, budget 4,095 characters per
    * partition: the broker's `offset.metadata.max.bytes`, 4,096, less the NUL byte the bindings
    * store after the metadata so that Confluent's client reads it back; an integer in [16, 65,536], else the

@@ -145,9 +145,11 @@ export class Dispatcher<M> {
    * offsets ran), and records waiting to retry keep their slot and retry before the
    * deadline, so that what completes is a prefix and the final commit covers it.
    * `stopped` (a record failed for good): everything queued is dropped, retries too.
-   * Dropped records stay pending. Records running now finish. Returns the dropped ones.
+   * `keepBelowStarted` false (a revoke the client does not wait for): a draining lane drops
+   * every queued record too. Dropped records stay pending. Records running now finish.
+   * Returns the dropped ones.
    */
-  stopLane(lane: Lane<M>, state: "draining" | "stopped", until = 0): Work<M, Lane<M>>[] {
+  stopLane(lane: Lane<M>, state: "draining" | "stopped", until = 0, keepBelowStarted = true): Work<M, Lane<M>>[] {
     if (lane.state === "active" || state === "stopped") lane.state = state;
     if (state === "draining" && until > lane.drainUntil) lane.drainUntil = until;
     const dropped: Work<M, Lane<M>>[] = [];
@@ -165,7 +167,7 @@ export class Dispatcher<M> {
       // A retry timer set to fire past the deadline fires sooner, leaving time for the attempt.
       for (const w of lane.waiting) this.#capTimer(w, left);
     }
-    const keep = lane.state === "draining" && !lane.userPaused ? lane.maxStarted : -1;
+    const keep = lane.state === "draining" && !lane.userPaused && keepBelowStarted ? lane.maxStarted : -1;
     for (const w of lane.ready.clear()) {
       if (w.offset < keep) lane.ready.push(w);
       else {

@@ -142,15 +142,17 @@ export class Rebalance<M> {
   /**
    * An orderly revoke (the client sink's `revoking`) of `partitions` (all when absent): stop
    * dispatching, drain within the bound, commit. Partitions the client names end now.
+   * `awaited` false (the client rejoins at once): nothing queued starts, retries included;
+   * only the running records finish (see {@link ClientSink.revoking}).
    */
-  async revoking(partitions?: readonly TopicPartition[]): Promise<void> {
+  async revoking(partitions?: readonly TopicPartition[], awaited = true): Promise<void> {
     const { dispatcher, frontier, scheduler, tx, drainMs } = this.#in;
     this.#orderly = true;
     const lanes = partitions
       ? partitions.map((p) => dispatcher.lane(p.topic, p.partition)).filter((l): l is Lane<M> => !!l)
       : [...dispatcher.lanes()];
-    const until = Date.now() + drainMs;
-    for (const lane of lanes) dispatcher.stopLane(lane, "draining", until);
+    const until = awaited ? Date.now() + drainMs : 0; // 0: no time left to retry in
+    for (const lane of lanes) dispatcher.stopLane(lane, "draining", until, awaited);
     dispatcher.pump();
     // Commit what is safe right now, synchronously when no commit is in flight: a client
     // that rejoins at once (KafkaJS) then sends it ahead of its JoinGroup, while the old

@@ -69,6 +69,15 @@ function nonNegative(name: string, v: unknown, fallback: number): number {
   return v;
 }
 
+/** An integer ≥ 1 or Infinity (undefined when not given), else a typed error naming the value. */
+function countOrInfinity(name: string, v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (v !== Infinity && !(typeof v === "number" && Number.isInteger(v) && v >= 1)) {
+    throw new InvalidArgumentError(`${name} must be an integer ≥ 1 or Infinity; got ${describe(v)}`);
+  }
+  return v;
+}
+
 /**
  * A parallel consumer over one {@link ConsumerClient}.
  *
@@ -161,6 +170,7 @@ export class ParallelConsumer<M> {
     const completedSets = completedSet !== false;
     const mode = options.commit?.mode ?? "eager";
     const stallMs = nonNegative("commit.stallMs", options.commit?.stallMs, mode === "interval" ? 3 * (options.commit?.intervalMs ?? 1_000) : 1_000);
+    const maxUncommittedOption = countOrInfinity("commit.maxUncommitted", options.commit?.maxUncommitted);
     const events = this.#events;
     const life = this.#life;
     const gate = this.#gate = options.rateLimit === undefined
@@ -241,7 +251,8 @@ export class ParallelConsumer<M> {
       events,
       life,
       finished: () => records.completed + records.skipped,
-    });
+      ran: () => records.completed,
+    }, maxUncommittedOption ?? (mode === "interval" ? Infinity : 10 * dispatcher.options.concurrency), mode === "interval" ? options.commit?.intervalMs ?? 1_000 : 0);
     const orderKey = dispatcher.options.ordering === "key" && keyOf ? keyOf.bind(client) : undefined;
     this.#delivery = new Delivery<M>({
       handler,
@@ -296,7 +307,7 @@ export class ParallelConsumer<M> {
     const delivery = this.#delivery;
     const sink: ClientSink<M> = {
       assigned: (partitions, committed, incremental) => rebalance.assigned(partitions, committed, incremental === true),
-      revoking: (partitions) => rebalance.revoking(partitions),
+      revoking: (partitions, options) => rebalance.revoking(partitions, options?.awaited !== false),
       lost: (partitions) => rebalance.lost(partitions),
       deliver: (batch) => delivery.deliver(batch),
       failed: (error) => this.#failed(error),
@@ -456,7 +467,7 @@ export class ParallelConsumer<M> {
   /** A commit was acknowledged: the cluster answers, a stall ends, the counters and `commit` event. */
   #committed(offsets: readonly CommitOffset[], latencyMs: number): void {
     this.#watch.recovered(); // an acknowledgement: the cluster answers
-    this.#stall.acknowledged();
+    this.#stall.acknowledged(latencyMs);
     this.#commits.acknowledged(latencyMs);
     for (const o of offsets) {
       const lane = this.#dispatcher.lane(o.topic, o.partition);

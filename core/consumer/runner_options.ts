@@ -95,7 +95,7 @@ export const CONSUMER_OPTION_NAMES: {
     rateLimit: true, stuck: true, batch: true,
   },
   retry: { retries: true, initialDelayMs: true, maxDelayMs: true, multiplier: true, jitter: true, onExhausted: true },
-  commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, completedSet: true, metadata: true },
+  commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, maxUncommitted: true, completedSet: true, metadata: true },
   completedSet: { budget: true },
   cluster: { maxUnavailableMs: true, initialDelayMs: true, maxDelayMs: true },
   rateLimit: { perSecond: true, burst: true },

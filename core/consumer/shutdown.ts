@@ -1,7 +1,11 @@
 /**
  * The shutdown drain: stop fetching, let running records finish within the grace, commit
  * the safe positions, revoke every tracker, disconnect. What finishes after the grace is
- * not counted; during an outage the last commits are bounded by what is left of the grace.
+ * not counted. During an outage the final commit is tried again, with backoff, for what is
+ * left of the grace (at least {@link FINAL_COMMIT_MIN_MS}); what it could not commit is
+ * reported as a {@link ShutdownCommitError} (an `error` event of kind `commit`) naming each
+ * partition's safe position and the last acknowledged one: the next owner redoes the
+ * records between them.
  *
  * @module
  */
@@ -14,6 +18,10 @@ import type { EventHub } from "./metrics.ts";
 import { sleep } from "./sleep.ts";
 import type { StallGuard } from "./stall.ts";
 import type { Frontier } from "../tracker/frontier.ts";
+import { ShutdownCommitError, type UncommittedPartition } from "../errors.ts";
+
+/** During an outage the final commit gets what is left of the grace, and at least this long. */
+export const FINAL_COMMIT_MIN_MS = 1_000;
 
 /** What {@link drainAndClose} drives. */
 export interface ShutdownInputs<M> {
@@ -62,15 +70,35 @@ export async function drainAndClose<M>(inputs: ShutdownInputs<M>, graceMs: numbe
     for (const lane of lanes) lane.controller.abort(new Error("shutdown grace expired"));
   }
   scheduler.halt();
-  // During an outage the last commits cannot be confirmed in time: they get what is left of
-  // the grace (at least a second, should the cluster be back), then the shutdown goes on;
-  // nothing unacknowledged moves `confirmed`.
-  const bounded = <T>(work: Promise<T>): Promise<unknown> => {
-    if (!watch.waiting) return work;
-    const left = sleep(Math.max(1_000, until - Date.now()));
-    return Promise.race([work, left.promise]).finally(() => left.cancel());
+  // During an outage the last commits cannot be confirmed at once: they are tried again,
+  // with backoff, for what is left of the grace (at least FINAL_COMMIT_MIN_MS, should the
+  // cluster be back), then the shutdown goes on; nothing unacknowledged moves `confirmed`.
+  const deadline = Math.max(until, Date.now() + FINAL_COMMIT_MIN_MS);
+  const bounded = async <T>(work: Promise<T>): Promise<T | "timeout"> => {
+    if (!watch.waiting) return await work;
+    const left = sleep(Math.max(0, deadline - Date.now()));
+    try {
+      return await Promise.race([work, left.promise.then(() => "timeout" as const)]);
+    } finally {
+      left.cancel();
+    }
   };
-  await bounded(scheduler.flush());
+  let attempts = 1;
+  let flushed = await bounded(scheduler.flush());
+  for (let delay = 100; flushed !== true && watch.waiting && Date.now() + delay < deadline; delay = Math.min(1_000, 2 * delay)) {
+    const wait = sleep(delay);
+    await wait.promise;
+    attempts++;
+    flushed = await bounded(scheduler.flush());
+  }
+  // Where each partition got to, before its tracker goes: what the report names.
+  const positions = new Map<string, UncommittedPartition>();
+  for (const lane of dispatcher.lanes()) {
+    const p = frontier.positions(lane.topic, lane.partition);
+    if (p?.safe !== undefined) {
+      positions.set(`${lane.topic}\u0000${lane.partition}`, { topic: lane.topic, partition: lane.partition, safe: p.safe, confirmed: p.confirmed });
+    }
+  }
   const finals: CommitOffset[] = [];
   for (const lane of [...dispatcher.lanes()]) {
     const f = frontier.revoke(lane.topic, lane.partition);
@@ -78,12 +106,25 @@ export async function drainAndClose<M>(inputs: ShutdownInputs<M>, graceMs: numbe
     dispatcher.removeLane(lane);
   }
   if (tx) await tx.port.close().catch((error: unknown) => events.emit("error", { kind: "client", error }));
+  let finalsError: unknown;
+  let finalsOk = finals.length === 0;
   if (finals.length > 0) {
     // Completions that landed after the flush (none unless a handler ignored the grace).
-    await bounded(client.commit(finals).catch((error: unknown) => {
+    attempts++;
+    finalsOk = (await bounded(client.commit(finals).then(() => true, (error: unknown) => {
+      finalsError = error;
       inputs.commitFailed();
       events.emit("error", { kind: "commit", error });
-    }));
+      return false;
+    }))) === true;
+    if (finalsOk) for (const f of finals) positions.delete(`${f.topic}\u0000${f.partition}`);
+  }
+  if (!tx && (flushed !== true || !finalsOk)) {
+    // Said plainly: which partitions stay where, and so what the next owner redoes.
+    const left = [...positions.values()].filter((p) => p.safe !== p.confirmed);
+    if (left.length > 0) {
+      events.emit("error", { kind: "commit", error: new ShutdownCommitError(left, attempts, finalsError) });
+    }
   }
   inputs.stall.stop();
   watch.close();

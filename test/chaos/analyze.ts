@@ -20,6 +20,9 @@
  * - the duplicate breakdown: the i-th finish of a record (i ≥ 2, in time order) is charged
  *   to what ended the assignment of the (i−1)-th finish: `sigkill` / `sigterm` (the
  *   assignment was its process's last, and the harness SIGKILLed / SIGTERMed it mid-round),
+ *   `sigterm-outage` (a SIGTERM that the member received — its `T` line — while the broker
+ *   was down: its final commit could not land, whatever it had finished since its last
+ *   acknowledged commit is redone),
  *   `exited` (its process exited without a signal), `final-stop` (the end-of-round
  *   SIGTERM), `rebalance` (a later assignment in the same, living process followed an
  *   orderly revoke: `R`), `broker-restart` (that revoke or crash came while the broker was
@@ -65,6 +68,7 @@ export interface Outage {
 export const DUPLICATE_CAUSES = [
   "sigkill",
   "sigterm",
+  "sigterm-outage",
   "exited",
   "final-stop",
   "rebalance",
@@ -123,6 +127,8 @@ interface AssignmentInfo {
   revokedAt?: number;
   /** Time of the first crash (`X`) in it. */
   crashedAt?: number;
+  /** Time of the SIGTERM (`T`), if it came in it. */
+  terminatedAt?: number;
   /** Highest acknowledged commit per partition (`K`). */
   committed: Map<number, number>;
 }
@@ -168,6 +174,7 @@ export function countLogs(
       if (Number.isFinite(n)) lastJoin.set(pid, Math.max(lastJoin.get(pid) ?? 0, n));
       if (kind === "R" && info && info.revokedAt === undefined) info.revokedAt = at;
       if (kind === "X" && info && info.crashedAt === undefined) info.crashedAt = at;
+      if (kind === "T" && info && info.terminatedAt === undefined) info.terminatedAt = at;
       if (kind === "S") startFailures++;
       if (kind === "K" && info && f[5]) {
         for (const po of f[5].split(",")) {
@@ -209,6 +216,8 @@ export function countLogs(
 
   const inOutage = (t: number | undefined): boolean =>
     t !== undefined && outages.some((o) => t >= o.downAt && t <= o.upAt + OUTAGE_SLACK_MS);
+  // Strictly while the broker was down (no slack): a final commit then cannot land.
+  const brokerDown = (t: number | undefined): boolean => t !== undefined && outages.some((o) => t >= o.downAt && t <= o.upAt);
   const causeOf = (prev: Finish, next: Finish): DuplicateCause => {
     if (prev.pid === next.pid && prev.assignment === next.assignment) return "same-assignment";
     const info = assignments.get(`${prev.pid}/${prev.assignment}`);
@@ -221,6 +230,14 @@ export function countLogs(
       return "unknown";
     }
     const fate = fates.get(prev.pid)?.fate;
+    if (fate === "sigterm") {
+      // The SIGTERM's time: the `T` line of any of the process's assignments (it logs one).
+      let termAt = info?.terminatedAt;
+      if (termAt === undefined) {
+        for (const a of assignments.values()) if (a.pid === prev.pid && a.terminatedAt !== undefined) termAt = a.terminatedAt;
+      }
+      if (brokerDown(termAt)) return "sigterm-outage";
+    }
     return fate ?? "unknown";
   };
 

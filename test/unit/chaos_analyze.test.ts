@@ -64,6 +64,22 @@ describe("chaos log counting", () => {
     assert.equal(c.finishes, 7);
   });
 
+  test("a SIGTERM that came while the broker was down is charged to sigterm-outage, one outside it to sigterm", () => {
+    const members: MemberInfo[] = [
+      { member: "m1", pid: 11, fate: "sigterm" },
+      { member: "m2", pid: 12, fate: "sigterm" },
+      { member: "m3", pid: 13, fate: "final-stop" },
+    ];
+    // m1 finishes 0, is SIGTERMed (T) at 25 while the broker is down (24–30); m2 finishes 1, SIGTERMed at 50
+    const m1 = [ev("J", 1, "m1", 11, "m1.1", "t-0"), F(2, "m1", 11, 0, 0, "m1.1"), ev("T", 25, "m1", 11, "m1.1")].join("\n");
+    const m2 = [ev("J", 3, "m2", 12, "m2.1", "t-0"), F(4, "m2", 12, 1, 1, "m2.1"), ev("T", 50, "m2", 12, "m2.1")].join("\n");
+    const m3 = [ev("J", 60, "m3", 13, "m3.1", "t-0"), F(61, "m3", 13, 0, 0, "m3.1"), F(62, "m3", 13, 1, 1, "m3.1")].join("\n");
+    const c = countLogs(T, produced(2), [m1, m2, m3], members, [{ downAt: 24, upAt: 30 }]);
+    assert.equal(c.duplicates, 2);
+    assert.equal(c.duplicatesBy["sigterm-outage"], 1);
+    assert.equal(c.duplicatesBy.sigterm, 1);
+  });
+
   test("redoneAfterCommit: a duplicate whose earlier finish an acknowledged commit of its assignment covered", () => {
     const m1 = [
       ev("J", 1, "m1", 11, "m1.1", "t-0"),

@@ -4,6 +4,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type CommitOffset, CommitTimeoutError, Frontier, ParallelConsumer } from "../../core/mod.ts";
 import { CommitScheduler } from "../../core/consumer/commit_scheduler.ts";
+import { LATE_FLOOR_MS, StallGuard } from "../../core/consumer/stall.ts";
+import { EventHub } from "../../core/consumer/metrics.ts";
+import { ConsumerLife } from "../../core/consumer/lifecycle.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 function deferred(): { promise: Promise<void>; resolve(): void; reject(e: unknown): void } {
@@ -219,6 +222,79 @@ describe("commit scheduler", () => {
     await until(() => ran.length > at + 5, 3_000, "running again");
     answer.resolve();
     await c.shutdown(50);
+  });
+
+  test("commit.maxUncommitted: once acknowledgements are late, no record starts past the count, long before stallMs; an acknowledgement releases", async () => {
+    // Commits answer at once until `hang`, then never (no refusal, no outage report: a
+    // broker killed under the commit in flight while the client still retries). stallMs is
+    // 60 s: only the count bound can hold. The handler takes ≥ 5 ms at concurrency 4, so at
+    // most 4 × 100 / 5 = 80 records finish in the 100 ms before acknowledgements count as
+    // late: the count (200) is what stops them, checked every 20 ms (≤ 16 more finish).
+    const run = async (maxUncommitted: number): Promise<{ ranPastAck: number; stalled: boolean; c: ParallelConsumer<Msg>; answer: () => void }> => {
+      const client = new MemoryClient();
+      const gate: { hang?: ReturnType<typeof deferred> } = {};
+      client.commitImpl = () => gate.hang?.promise ?? Promise.resolve();
+      let completed = 0, atAck = 0;
+      const c = new ParallelConsumer<Msg>(client, {
+        engine: "js",
+        ordering: "unordered",
+        concurrency: 4,
+        commit: { stallMs: 60_000, maxUncommitted },
+        handler: async () => {
+          await sleep(5);
+          completed++;
+        },
+        on: { commit: () => (atAck = completed) },
+      });
+      await c.start();
+      client.sink.assigned([{ topic: "t", partition: 0 }]);
+      client.deliver("t", 0, range(0, 3000));
+      await until(() => completed >= 40, 3_000, "running with healthy commits");
+      gate.hang = deferred();
+      const t0 = Date.now();
+      await until(() => c.metrics().stalled || Date.now() - t0 > 2_500, 5_000, "held or 2.5 s");
+      await sleep(100); // what was running finishes; nothing new may start
+      return { ranPastAck: completed - atAck, stalled: c.metrics().stalled, c, answer: () => gate.hang!.resolve() };
+    };
+    const held = await run(200);
+    console.log(`# maxUncommitted 200: ${held.ranPastAck} finished past the last acknowledgement, then held`);
+    assert.ok(held.stalled, "held while acknowledgements are late, long before stallMs (60 s)");
+    // 200 + 4 running + 16 between two checks, with room for a late timer on a loaded machine
+    assert.ok(held.ranPastAck <= 250, `at most maxUncommitted + what ran and was checked late finished past the last acknowledgement (${held.ranPastAck})`);
+    held.answer();
+    await until(() => !held.c.metrics().stalled, 3_000, "released by the acknowledgement");
+    await held.c.shutdown(50);
+    // Without the count bound the same outage runs on (what the guard prevents).
+    const free = await run(Infinity);
+    assert.equal(free.stalled, false);
+    assert.ok(free.ranPastAck > 300, `without it, records ran on past the last acknowledgement (${free.ranPastAck})`);
+    free.answer();
+    await free.c.shutdown(50);
+    for (const bad of [0, 1.5, -3, "10", NaN]) {
+      assert.throws(
+        () => new ParallelConsumer<Msg>(new MemoryClient(), { handler: () => {}, commit: { maxUncommitted: bad as number } }),
+        /commit\.maxUncommitted must be an integer ≥ 1 or Infinity/,
+      );
+    }
+  });
+
+  test("acknowledgements count as late after four usual round trips, the fastest recent one: commits slowing down are late", () => {
+    const guard = new StallGuard(1_000, { dispatcher: { held: false, pump: () => {} }, events: new EventHub(), life: new ConsumerLife(), finished: () => 0 }, 100);
+    assert.equal(guard.lateAfterMs, LATE_FLOOR_MS, "no acknowledgement yet: the floor");
+    // a member's first commits are often its slowest (a join, a backlog): one alone sets nothing
+    guard.acknowledged(600);
+    assert.equal(guard.lateAfterMs, LATE_FLOOR_MS, "fewer than 16 acknowledgements: the floor");
+    for (let i = 0; i < 16; i++) guard.acknowledged(50);
+    assert.equal(guard.lateAfterMs, 200);
+    // slowing down (a broker about to fail): still late after 4 × 50 ms, not after 4 × their average
+    for (let i = 0; i < 15; i++) guard.acknowledged(400);
+    assert.equal(guard.lateAfterMs, 200);
+    // slow for 16 acknowledgements in a row: that is the usual round trip now (capped by stallMs)
+    guard.acknowledged(400);
+    assert.equal(guard.lateAfterMs, 1_000);
+    const interval = new StallGuard(3_000, { dispatcher: { held: false, pump: () => {} }, events: new EventHub(), life: new ConsumerLife(), finished: () => 0 }, 100, 1_000);
+    for (let i = 0; i < 16; i++) interval.acknowledged(20);
+    assert.equal(interval.lateAfterMs, 1_080, "interval mode: the interval plus four round trips");
   });
 
   test("commit.stallMs: Infinity never holds, not after a refused commit nor an outage report; a bad value is a typed error", async () => {

@@ -298,6 +298,38 @@ describe("runner: rebalances and shutdown", () => {
     await c.shutdown();
   });
 
+  test("a revoke the client does not await (it rejoins at once) starts nothing more; an awaited one runs what is queued below the highest started offset", async () => {
+    // Key order: record 0 (key a) hangs until released, record 1 (key a) waits behind it,
+    // records 2-9 (other keys) finish: the highest started offset is 9, record 1 is below it.
+    for (const awaited of [false, true]) {
+      const client = new MemoryClient();
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const ran: number[] = [];
+      const c = new ParallelConsumer(client, {
+        engine: "js",
+        ordering: "key",
+        drainTimeoutMs: 2_000,
+        handler: async (m) => {
+          ran.push(m.offset);
+          if (m.offset === 0) await gate;
+        },
+      });
+      await c.start();
+      client.sink.assigned(one);
+      client.deliver("t", 0, range(0, 10), 10, (o) => (o <= 1 ? "a" : `k${o}`));
+      await until(() => ran.length === 9, 2_000, "all but record 1 started");
+      const revoked = client.sink.revoking(undefined, { awaited });
+      assert.equal(client.commits.length > 0, true, "a commit goes out at once");
+      release();
+      await revoked;
+      if (awaited) assert.ok(ran.includes(1), "awaited: the record queued below the highest started offset ran in the drain");
+      else assert.ok(!ran.includes(1), `not awaited: nothing started after the revoke began (${ran.join(",")})`);
+      assert.equal(client.committed.get("t/0"), awaited ? 10 : 1, "what the drain's commit covers");
+      await c.shutdown();
+    }
+  });
+
   test("an orderly revoke aborts the signal of a handler still running at the drain bound, before any new assignment", async () => {
     const client = new MemoryClient();
     let abortedAt = 0;

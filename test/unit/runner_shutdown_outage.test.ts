@@ -1,0 +1,67 @@
+// A graceful shutdown while the cluster is out of reach (issue 37, item 2): the final
+// commit is tried again within the grace, lands if the cluster comes back in time, and
+// otherwise the shutdown ends on time and says what it could not commit.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ParallelConsumer, ShutdownCommitError } from "../../core/mod.ts";
+import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
+
+/** A consumer whose commits, while `state.down`, report the cluster out of reach and fail (as the KafkaJS binding's do). */
+async function finishedWhileDown(records: number, upFor: number): Promise<{ client: MemoryClient; c: ParallelConsumer<Msg>; state: { down: boolean }; errors: unknown[] }> {
+  const client = new MemoryClient();
+  const state = { down: false };
+  const errors: unknown[] = [];
+  client.commitImpl = () => {
+    if (!state.down) return Promise.resolve();
+    const error = new Error("Connection error: connect ECONNREFUSED 127.0.0.1:9092");
+    client.sink.unavailable(error, ["127.0.0.1:9092"]);
+    return Promise.reject(error);
+  };
+  let done = 0;
+  const c = new ParallelConsumer<Msg>(client, {
+    engine: "js",
+    ordering: "partition",
+    // never hold: every record finishes although the commits fail, so the shutdown has all of them to commit
+    commit: { stallMs: Infinity },
+    handler: () => {
+      done++;
+    },
+    on: { error: (e) => errors.push(e.error) },
+  });
+  await c.start();
+  client.sink.assigned([{ topic: "t", partition: 0 }]);
+  client.deliver("t", 0, range(0, upFor));
+  await until(() => client.committed.get("t/0") === upFor, 3_000, "committed while up");
+  state.down = true;
+  client.deliver("t", 0, range(upFor, records - upFor));
+  await until(() => done === records, 3_000, "all finished");
+  return { client, c, state, errors };
+}
+
+describe("shutdown during an outage", () => {
+  test("the final commit is tried again within the grace and lands once the cluster is back", async () => {
+    const { client, c, state, errors } = await finishedWhileDown(100, 20);
+    const t0 = Date.now();
+    setTimeout(() => (state.down = false), 400);
+    await c.shutdown(3_000);
+    const tookMs = Date.now() - t0;
+    assert.equal(client.committed.get("t/0"), 100, "the shutdown's commit landed after the outage");
+    assert.ok(tookMs >= 350 && tookMs < 2_900, `it waited for the cluster, not the whole grace (${tookMs} ms)`);
+    assert.ok(!errors.some((e) => e instanceof ShutdownCommitError), "nothing reported uncommitted");
+    assert.ok(client.commits.length >= 3, `several attempts (${client.commits.length} commits sent)`);
+  });
+
+  test("a cluster that stays away: the shutdown ends with the grace and names what it could not commit", async () => {
+    const { client, c, errors } = await finishedWhileDown(100, 20);
+    const t0 = Date.now();
+    await c.shutdown(600);
+    const tookMs = Date.now() - t0;
+    assert.ok(tookMs < 3_000, `ended with the grace (at least a second for the commit), not later (${tookMs} ms)`);
+    assert.equal(client.committed.get("t/0"), 20, "the broker holds the last acknowledged commit");
+    const report = errors.filter((e): e is ShutdownCommitError => e instanceof ShutdownCommitError);
+    assert.equal(report.length, 1, "one report");
+    assert.deepEqual(report[0].partitions, [{ topic: "t", partition: 0, safe: 100, confirmed: 20 }]);
+    assert.match(report[0].message, /could not commit t\/0 at 100 \(last acknowledged 20\).*up to 80 offsets/);
+    assert.ok(c.state === "stopped");
+  });
+});
