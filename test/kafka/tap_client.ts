@@ -43,9 +43,9 @@ export function tapClient<M>(client: ConsumerClient<M>, taps: ClientTaps<M>): Co
             taps.assigned?.(partitions, incremental === true);
             sink.assigned(partitions, committed, incremental);
           },
-          revoking: async (partitions) => {
+          revoking: async (partitions, options) => {
             taps.revoking?.(partitions);
-            await sink.revoking(partitions);
+            await sink.revoking(partitions, options);
             taps.revoked?.(partitions);
           },
           lost: (partitions) => {
