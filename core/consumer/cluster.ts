@@ -228,6 +228,20 @@ export class ClusterWatch {
 export const PROBE_MS = 5_000;
 
 /**
+ * The give-up error named by the binding's direct attempt, when the client's own retries
+ * outlasted the bound (no attempt had failed): its brokers and its cause, or `error` as it
+ * was when the attempt failed itself or took more than {@link PROBE_MS}.
+ * @param error the give-up error
+ * @param probe the binding's probe
+ */
+export async function withProbe(error: ClusterUnavailableError, probe: () => Promise<ProbeResult>): Promise<ClusterUnavailableError> {
+  const found = await probeWithin(probe, PROBE_MS);
+  if (found === undefined) return error;
+  const brokers = found.brokers.length > 0 ? found.brokers : error.brokers;
+  return new ClusterUnavailableError(brokers, error.waitedMs, 0, found.error, found.brokers.length > 0 || found.error !== undefined);
+}
+
+/**
  * Runs a binding's direct attempt to reach the cluster, for at most `ms`: its result, or
  * `undefined` when it failed itself or took longer. Leaves no timer behind.
  * @param probe the binding's probe

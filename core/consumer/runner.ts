@@ -33,7 +33,7 @@ import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from ".
 import { Claims } from "./claims.ts";
 import { BatchCollector, resolveBatchOptions } from "./batch.ts";
 import { DirectBatches } from "./direct_batch.ts";
-import { ClusterWatch, PROBE_MS, probeWithin } from "./cluster.ts";
+import { ClusterWatch, withProbe } from "./cluster.ts";
 import { CommitScheduler } from "./commit_scheduler.ts";
 import { Delivery } from "./delivery.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -44,14 +44,14 @@ import { RateGate, resolveRateLimit } from "./rate_limit.ts";
 import { Rebalance } from "./rebalance.ts";
 import { RecordRunner } from "./record_runner.ts";
 import { resolveRetryPolicy } from "./retry.ts";
-import { checkConsumerOptions, type ParallelConsumerOptions } from "./runner_options.ts";
+import { checkConsumerOptions, countOrInfinity, nonNegative, type ParallelConsumerOptions } from "./runner_options.ts";
 import { drainAndClose } from "./shutdown.ts";
 import { CommitTally, snapshot } from "./snapshot.ts";
 import { StallGuard } from "./stall.ts";
 import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
 import { UserPause } from "./user_pause.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
-import { ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
+import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
 import { Frontier } from "../tracker/frontier.ts";
 
 /** The completed-set budget of the runner unless one is given (characters): the broker's 4,096 less the stored NUL. */
@@ -60,23 +60,6 @@ const RUNNER_BUDGET = 4_095;
 export type { ConsumerState } from "./lifecycle.ts";
 export { PartitionStoppedError } from "./record_runner.ts";
 export type { Handler, ParallelConsumerOptions, RecordContext, TransactionalContext } from "./runner_options.ts";
-
-function nonNegative(name: string, v: unknown, fallback: number): number {
-  if (v === undefined) return fallback;
-  if (typeof v !== "number" || !(v >= 0) || Number.isNaN(v)) {
-    throw new InvalidArgumentError(`${name} must be a number ≥ 0; got ${describe(v)}`);
-  }
-  return v;
-}
-
-/** An integer ≥ 1 or Infinity (undefined when not given), else a typed error naming the value. */
-function countOrInfinity(name: string, v: unknown): number | undefined {
-  if (v === undefined) return undefined;
-  if (v !== Infinity && !(typeof v === "number" && Number.isInteger(v) && v >= 1)) {
-    throw new InvalidArgumentError(`${name} must be an integer ≥ 1 or Infinity; got ${describe(v)}`);
-  }
-  return v;
-}
 
 /**
  * A parallel consumer over one {@link ConsumerClient}.
@@ -441,17 +424,7 @@ export class ParallelConsumer<M> {
   #giveUp(error: ClusterUnavailableError): void {
     if (this.#ended()) return;
     if (error.attempts > 0 || this.#client.probe === undefined) return this.#gaveUp(error);
-    // The client's own retries outlasted the bound: one direct attempt names brokers and a cause.
-    void probeWithin(this.#client.probe.bind(this.#client), PROBE_MS).then((found) => {
-      if (this.#ended()) return;
-      this.#gaveUp(found === undefined ? error : new ClusterUnavailableError(
-        found.brokers.length > 0 ? found.brokers : error.brokers,
-        error.waitedMs,
-        0,
-        found.error,
-        found.brokers.length > 0 || found.error !== undefined,
-      ));
-    });
+    void withProbe(error, this.#client.probe.bind(this.#client)).then((named) => this.#ended() || this.#gaveUp(named));
   }
 
   #ended(): boolean {

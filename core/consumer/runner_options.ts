@@ -7,6 +7,7 @@
 import type { BatchOptions } from "./batch.ts";
 import type { CommitOptions } from "./commit_scheduler.ts";
 import { checkKnownOptions, type OptionNames } from "./known_options.ts";
+import { describe, InvalidArgumentError } from "../errors.ts";
 import type { DispatchOptions } from "./dispatcher.ts";
 import type { EngineChoice } from "../tracker/engines.ts";
 import type { ClusterOptions } from "./cluster.ts";
@@ -125,4 +126,28 @@ export function checkConsumerOptions(options: object, extra: Readonly<Record<str
   checkKnownOptions("options.rateLimit", o.rateLimit, n.rateLimit);
   checkKnownOptions("options.stuck", o.stuck, n.stuck);
   checkKnownOptions("options.batch", o.batch, n.batch);
+}
+
+/**
+ * A duration option: `fallback` when not given, else a number ≥ 0.
+ * @throws {InvalidArgumentError} naming the option and the value
+ */
+export function nonNegative(name: string, v: unknown, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (typeof v !== "number" || !(v >= 0) || Number.isNaN(v)) {
+    throw new InvalidArgumentError(`${name} must be a number ≥ 0; got ${describe(v)}`);
+  }
+  return v;
+}
+
+/**
+ * A count option: an integer ≥ 1 or Infinity (undefined when not given).
+ * @throws {InvalidArgumentError} naming the option and the value
+ */
+export function countOrInfinity(name: string, v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (v !== Infinity && !(typeof v === "number" && Number.isInteger(v) && v >= 1)) {
+    throw new InvalidArgumentError(`${name} must be an integer ≥ 1 or Infinity; got ${describe(v)}`);
+  }
+  return v;
 }

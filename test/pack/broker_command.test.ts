@@ -12,7 +12,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { test } from "node:test";
 import { endOffsets } from "../broker/broker.ts";
-import { ROOT } from "./pack_project.ts";
+import { ROOT, watch } from "./pack_project.ts";
 
 const NODE = process.versions.bun || (globalThis as { Deno?: unknown }).Deno ? "node" : process.execPath;
 
@@ -48,24 +48,16 @@ test("npm run broker: a broker on the port asked, its topic, records from npm ru
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "", stderr = "";
-  child.stdout.on("data", (d) => (stdout += d));
-  child.stderr.on("data", (d) => (stderr += d));
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.on("close", (code, signal) => resolve({ code, signal }))
-  );
-  let done = false;
-  void exited.then(() => (done = true));
-  const tail = (): string => `\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr.slice(-3000)}`;
+  const watched = watch(child, 100000);
   try {
     const t0 = Date.now();
-    while (!stdout.includes(`at 127.0.0.1:${port} `)) {
-      assert.ok(!done, `the broker command exited before it was up${tail()}`);
-      assert.ok(Date.now() - t0 < 180_000, `the broker command printed its address within 180 s${tail()}`);
+    while (!watched.stdout.includes(`at 127.0.0.1:${port} `)) {
+      assert.ok(!watched.done, `the broker command exited before it was up${watched.tail()}`);
+      assert.ok(Date.now() - t0 < 180_000, `the broker command printed its address within 180 s${watched.tail()}`);
       await new Promise((r) => setTimeout(r, 200));
     }
-    assert.match(stderr, /topic orders \(3 partitions\) ready/, tail());
-    assert.match(stderr, /auto-creation is off/, tail());
+    assert.match(watched.stderr, /topic orders \(3 partitions\) ready/, watched.tail());
+    assert.match(watched.stderr, /auto-creation is off/, watched.tail());
     const brokers = `127.0.0.1:${port}`;
 
     const made = await produce(["--topic", "orders", "--count", "20", "--brokers", brokers]);
@@ -84,12 +76,12 @@ test("npm run broker: a broker on the port asked, its topic, records from npm ru
     process.kill(child.pid, "SIGTERM");
     const stopped = await new Promise<{ code: number | null; signal: string | null } | undefined>((resolve) => {
       const limit = setTimeout(() => resolve(undefined), 60_000);
-      void exited.then((r) => (clearTimeout(limit), resolve(r)));
+      void watched.exited.then((r) => (clearTimeout(limit), resolve(r)));
     });
-    assert.deepEqual(stopped, { code: 0, signal: null }, `exit 0 within 60 s of SIGTERM${tail()}`);
-    assert.match(stderr, /stopped in/, tail());
+    assert.deepEqual(stopped, { code: 0, signal: null }, `exit 0 within 60 s of SIGTERM${watched.tail()}`);
+    assert.match(watched.stderr, /stopped in/, watched.tail());
     assert.ok(await canBind(port), `port ${port} is free again`);
   } finally {
-    if (!done) child.kill("SIGKILL"); // only the child this test started (the broker module's hooks end its JVM)
+    if (!watched.done) child.kill("SIGKILL"); // only the child this test started (the broker module's hooks end its JVM)
   }
 });

@@ -33,7 +33,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
-import { BIN, killGroup, type PackProject, packProject, ROOT, sh } from "./pack_project.ts";
+import { BIN, killGroup, type PackProject, packProject, ROOT, sh, watch } from "./pack_project.ts";
 
 type Runtime = "node" | "bun" | "deno";
 type Mode = "run" | "exit" | "illustrative";
@@ -201,15 +201,7 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
         if (runtime === "deno") sh(join(BIN, "deno"), ["check", file], project);
         const [cmd, args] = command(runtime, file);
         const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" }, detached: true });
-        let stdout = "", stderr = "";
-        child.stdout.on("data", (d) => (stdout += d));
-        child.stderr.on("data", (d) => (stderr += d));
-        const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-          child.on("close", (code, signal) => resolve({ code, signal }))
-        );
-        let done = false;
-        void exited.then(() => (done = true));
-        const tail = (): string => `\n--- stderr ---\n${stderr.slice(-3000)}\n--- stdout ---\n${stdout.slice(-1500)}`;
+        const watched = watch(child, 1500);
         try {
           if (ex.mode === "run") {
             const t0 = Date.now();
@@ -223,8 +215,8 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
                 (e: unknown) => `(read failed: ${e instanceof Error ? e.message : e})`,
               );
               if (have === want) break;
-              assert.ok(!done, `${ex.name} exited before committing the end offsets (${have} of ${want})${tail()}`);
-              assert.ok(Date.now() - t0 < 120_000, `${ex.name} committed the end offsets within 120 s (${have} of ${want})${tail()}`);
+              assert.ok(!watched.done, `${ex.name} exited before committing the end offsets (${have} of ${want})${watched.tail()}`);
+              assert.ok(Date.now() - t0 < 120_000, `${ex.name} committed the end offsets within 120 s (${have} of ${want})${watched.tail()}`);
               await sleep(250);
             }
             assert.ok(child.pid !== undefined, `${ex.name} started`);
@@ -232,12 +224,12 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
           }
           const stopped = await new Promise<{ code: number | null; signal: string | null } | undefined>((resolve) => {
             const limit = setTimeout(() => resolve(undefined), ex.mode === "run" ? 30_000 : 60_000);
-            void exited.then((r) => (clearTimeout(limit), resolve(r)));
+            void watched.exited.then((r) => (clearTimeout(limit), resolve(r)));
           });
-          assert.ok(stopped, `${ex.name} exited within the bound${tail()}`);
-          assert.deepEqual(stopped, { code: 0, signal: null }, `${ex.name} exits 0${tail()}`);
+          assert.ok(stopped, `${ex.name} exited within the bound${watched.tail()}`);
+          assert.deepEqual(stopped, { code: 0, signal: null }, `${ex.name} exits 0${watched.tail()}`);
         } finally {
-          if (!done) killGroup(child.pid); // only the processes this test started
+          if (!watched.done) killGroup(child.pid); // only the processes this test started
         }
       });
     }

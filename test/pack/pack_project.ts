@@ -6,7 +6,7 @@
  * they resolve their own dependencies there.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -76,4 +76,46 @@ export function killGroup(pid: number | undefined): void {
   } catch {
     // already gone
   }
+}
+
+/** A spawned child's output as it comes, and its end (see {@link watch}). */
+export interface Watched {
+  /** Everything it wrote to stdout so far. */
+  readonly stdout: string;
+  /** Everything it wrote to stderr so far. */
+  readonly stderr: string;
+  /** Whether it has ended. */
+  readonly done: boolean;
+  /** Its end: exit code or signal. */
+  readonly exited: Promise<{ code: number | null; signal: string | null }>;
+  /** The end of its output, for an assertion's message. */
+  tail(): string;
+}
+
+/**
+ * Collects a child's output and its end, for the pack tests' runs.
+ * @param child spawned with piped stdout and stderr
+ * @param stdoutChars how much of stdout {@link Watched.tail} shows (stderr: its last 3,000 characters)
+ */
+export function watch(child: ChildProcess, stdoutChars = 2_000): Watched {
+  let stdout = "", stderr = "", done = false;
+  child.stdout?.on("data", (d) => (stdout += d));
+  child.stderr?.on("data", (d) => (stderr += d));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal }))
+  );
+  void exited.then(() => (done = true));
+  return {
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    get done() {
+      return done;
+    },
+    exited,
+    tail: () => `\n--- stderr ---\n${stderr.slice(-3000)}\n--- stdout ---\n${stdout.slice(-stdoutChars)}`,
+  };
 }

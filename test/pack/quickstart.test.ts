@@ -26,7 +26,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
-import { BIN, killGroup, type PackProject, packProject, ROOT, sh } from "./pack_project.ts";
+import { BIN, killGroup, type PackProject, packProject, ROOT, sh, watch } from "./pack_project.ts";
 
 const NODE = process.versions.bun || (globalThis as { Deno?: unknown }).Deno ? "node" : process.execPath;
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -186,20 +186,12 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
         if (check) sh(check[0], check[1], project);
         const [cmd, args] = command;
         const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" }, detached: true });
-        let stdout = "", stderr = "";
-        child.stdout.on("data", (d) => (stdout += d));
-        child.stderr.on("data", (d) => (stderr += d));
-        const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-          child.on("close", (code, signal) => resolve({ code, signal }))
-        );
-        let done = false;
-        void exited.then(() => (done = true));
-        const tail = (): string => `\n--- stderr ---\n${stderr.slice(-3000)}\n--- stdout ---\n${stdout.slice(-2000)}`;
+        const watched = watch(child);
         try {
           const t0 = Date.now();
-          while (handled(runtime, stdout, project, topic).size < RECORDS) {
-            assert.ok(!done, `the ${name} quick start exited before handling every record${tail()}`);
-            assert.ok(Date.now() - t0 < 90_000, `the ${name} quick start handled every record within 90 s${tail()}`);
+          while (handled(runtime, watched.stdout, project, topic).size < RECORDS) {
+            assert.ok(!watched.done, `the ${name} quick start exited before handling every record${watched.tail()}`);
+            assert.ok(Date.now() - t0 < 90_000, `the ${name} quick start handled every record within 90 s${watched.tail()}`);
             await sleep(100);
           }
           // The README's Ctrl-C. By pid: when Deno drives this file, ChildProcess.kill() makes the
@@ -208,18 +200,18 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
           process.kill(child.pid, "SIGINT");
           const stopped = await new Promise<{ code: number | null; signal: string | null } | undefined>((resolve) => {
             const limit = setTimeout(() => resolve(undefined), 30_000);
-            void exited.then((r) => (clearTimeout(limit), resolve(r)));
+            void watched.exited.then((r) => (clearTimeout(limit), resolve(r)));
           });
-          assert.ok(stopped, `the ${name} quick start exited within 30 s of SIGINT${tail()}`);
-          assert.deepEqual(stopped, { code: 0, signal: null }, `exit 0 after SIGINT${tail()}`);
+          assert.ok(stopped, `the ${name} quick start exited within 30 s of SIGINT${watched.tail()}`);
+          assert.deepEqual(stopped, { code: 0, signal: null }, `exit 0 after SIGINT${watched.tail()}`);
         } finally {
-          if (!done) killGroup(child.pid); // only the processes this test started
+          if (!watched.done) killGroup(child.pid); // only the processes this test started
         }
 
         // No runtime warning but KafkaJS 2.2.4's own (docs/troubleshooting.md): its request queue's negative timer.
-        const warnings = stderr.split("\n").filter((l) => /Warning/.test(l) && !/TimeoutNegativeWarning/.test(l));
-        assert.deepEqual(warnings, [], `no warning on stderr${tail()}`);
-        const seen = handled(runtime, stdout, project, topic);
+        const warnings = watched.stderr.split("\n").filter((l) => /Warning/.test(l) && !/TimeoutNegativeWarning/.test(l));
+        assert.deepEqual(warnings, [], `no warning on stderr${watched.tail()}`);
+        const seen = handled(runtime, watched.stdout, project, topic);
         const expected = new Set<string>();
         for (const [p, high] of end) for (let o = 0; o < Number(high); o++) expected.add(`${p}@${o}`);
         assert.deepEqual(new Set(seen.keys()), expected, "every delivered offset was handled");
