@@ -23,7 +23,10 @@
  *   cluster does not answer; refusals fail at once with a `ClusterRefusedError`; a failed
  *   rejoin (the client's `error` event) loses the partitions and joins again after the
  *   backoff; failed fetches and heartbeats are reported, a fetch or join that answers ends
- *   the outage.
+ *   the outage. A join the group itself turned down (REBALANCE_IN_PROGRESS,
+ *   UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, MEMBER_ID_REQUIRED once the client's `retries`
+ *   are used up) is no outage: the member joins again at once, with no backoff and no
+ *   `unavailable` event.
  *
  * @module
  */
@@ -35,7 +38,7 @@ import { tpKey } from "../shared/topic_partitions.ts";
 import { sleepUnlessAborted, unlessAborted } from "../kafkajs/waits.ts";
 import { PlatformaticCommits } from "./commits.ts";
 import { type PlatformaticDeadLetterOptions, PlatformaticDeadLetters } from "./dead_letter.ts";
-import { brokersOf, isUnreachable, refusalOf } from "./errors.ts";
+import { brokersOf, isGroupAnswer, isUnreachable, refusalOf } from "./errors.ts";
 import { Fetcher, type FetchSettings } from "./fetcher.ts";
 import { committedWithRetries, startPositions } from "./positions.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
@@ -154,6 +157,7 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
           await this.#closeClients();
           throw refused;
         }
+        if (isGroupAnswer(error)) continue; // the group answered (it is rebalancing): join again at once
         if (!(await sleepUnlessAborted(this.#unavailable(error), signal))) return;
       }
     }
@@ -287,6 +291,6 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
     this.#rejoinTimer = setTimeout(() => {
       if (this.#closed || sink.signal.aborted) return;
       this.#consumer.joinGroup(this.#joinOptions).catch((e: unknown) => this.#onRejoinFailed(e));
-    }, this.#unavailable(error));
+    }, isGroupAnswer(error) ? 0 : this.#unavailable(error)); // the group's own answer: no outage, join again at once
   }
 }

@@ -34,6 +34,21 @@ export function isUnreachable(error: unknown): boolean {
   );
 }
 
+/**
+ * The group coordinator's own answers to a join or sync: the group is rebalancing, or it no
+ * longer knows this member or generation. The broker answered; the member joins again.
+ */
+const GROUP_ANSWERS = new Set(["REBALANCE_IN_PROGRESS", "UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "MEMBER_ID_REQUIRED"]);
+
+/**
+ * Whether a failed join is only the group's own answer (see `GROUP_ANSWERS`; the client
+ * gives up on it after its `retries`): not an outage, the member joins again at once. An
+ * error that also holds a failure to reach the cluster is not.
+ */
+export function isGroupAnswer(error: unknown): boolean {
+  return !isUnreachable(error) && chain(error).some((e) => typeof e.apiId === "string" && GROUP_ANSWERS.has(e.apiId));
+}
+
 /** Whether the error (or a cause) is the protocol error `apiId` (e.g. `"OFFSET_OUT_OF_RANGE"`). */
 export function hasApiId(error: unknown, apiId: string): boolean {
   return chain(error).some((e) => e.apiId === apiId);

@@ -76,6 +76,13 @@ export interface ChaosOptions {
   handler?: "record" | "batch";
   /** Keep the logs (their directory is reported). */
   keepLogs?: boolean;
+  /**
+   * Start the fault schedule and the production when the first member has joined the group
+   * (at most 120 s after the start) instead of at the members' spawn: clients whose members
+   * take longer to start (module loading, the first coordinator lookup) then meet the same
+   * faults with work under way, rather than joining only after the broker restart.
+   */
+  faultsAfterJoin?: boolean;
   /** Progress lines (stderr in the CLI). */
   progress?: (line: string) => void;
 }
@@ -414,7 +421,10 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
   const group = `${topic}-group`;
   const dlt = `${topic}.DLT`;
   const dir = mkdtempSync(join(tmpdir(), "offset-frontier-chaos-"));
-  const t0 = Date.now();
+  const roundStart = Date.now();
+  let t0 = roundStart; // the fault clock (reset at the first join with faultsAfterJoin)
+  let joined: () => void = () => {};
+  const firstJoin = new Promise<void>((r) => (joined = r));
   const members: Member[] = [];
   let memberSeq = 0;
   const outages: Outage[] = [];
@@ -453,7 +463,10 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       });
     });
     proc.on("error", (e) => (m.stderr += `spawn: ${e.message}\n`));
-    proc.stdout!.resume();
+    proc.stdout!.setEncoding("utf8");
+    proc.stdout!.on("data", (d: string) => {
+      if (d.includes('"event":"joined"')) joined();
+    });
     proc.stderr!.setEncoding("utf8");
     proc.stderr!.on("data", (d: string) => (m.stderr = (m.stderr + d).slice(-8_000)));
     members.push(m);
@@ -479,6 +492,13 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       (o.handler === "batch" ? ", batch handler" : "") +
       (outage ? ` (outage round: broker down ${(o.outageMs ?? 60_000) / 1000} s)` : ""));
     for (let i = 0; i < (o.members ?? 3); i++) spawnMember();
+    if (o.faultsAfterJoin) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = await Promise.race([firstJoin.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 120_000)))]);
+      clearTimeout(timer);
+      t0 = Date.now();
+      say(`  ${((t0 - roundStart) / 1000).toFixed(1)}s ${waited ? "first member joined" : "no member joined in 120 s"}: the fault clock starts`);
+    }
 
     const producer = kafka(direct, "chaos-producer").producer({ allowAutoTopicCreation: false });
     await producer.connect();
@@ -623,7 +643,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
       processes: members.length,
       settleMs,
       timedOut,
-      durationMs: Date.now() - t0,
+      durationMs: Date.now() - roundStart,
       extra,
       ...(o.keepLogs ? { logDir: dir } : {}),
     };

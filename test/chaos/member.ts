@@ -202,6 +202,9 @@ async function main(): Promise<void> {
       on: {
         error: (e) => event("E", e.kind, oneLine(e.error)),
         commit: (e) => event("K", e.offsets.map((o) => `${o.partition}:${o.offset}`).join(",")),
+        // Outages as the runner sees them (as member_port.ts logs them).
+        unavailable: (e) => event("U", e.attempts, e.sinceMs, oneLine(e.lastError)),
+        available: () => event("A"),
       },
     });
     const release = async (): Promise<void> => {

@@ -13,7 +13,7 @@ import { PlatformaticClient, type PlatformaticMessage } from "../../adapters/pla
 import { runMain, runPortMember } from "./member_port.ts";
 
 runMain(() =>
-  runPortMember<PlatformaticMessage>((cfg) => {
+  runPortMember<PlatformaticMessage>((cfg, clientLog) => {
     const bootstrapBrokers = [cfg.brokers];
     return () => {
       const clientId = `chaos-${cfg.member}-${process.pid}`;
@@ -25,6 +25,12 @@ runMain(() =>
         heartbeatInterval: 500,
         rebalanceTimeout: 15_000,
       });
+      if ((clientLog.level ?? 0) >= 4) {
+        // CHAOS_CLIENT_LOG=debug: the client's group events and its own retries (operation, attempt, retries, delay).
+        for (const ev of ["consumer:group:join", "consumer:group:rebalance", "consumer:rejoin", "consumer:heartbeat:error", "client:performWithRetry:retry", "error"]) {
+          consumer.on(ev as never, ((...args: unknown[]) => clientLog.line("debug", ev, args.map((a) => (a instanceof Error ? a.message : typeof a === "object" ? undefined : a)))) as never);
+        }
+      }
       return new PlatformaticClient(consumer, [cfg.topic], {
         fromBeginning: true,
         maxWaitTime: 100,

@@ -145,6 +145,9 @@ export async function runPortMember<M extends PortMessage>(
       on: {
         error: (e) => event("E", e.kind, oneLine(e.error)),
         commit: (e) => event("K", e.offsets.map((o) => `${o.partition}:${o.offset}`).join(",")),
+        // Outages as the runner sees them (a join that fails, a fetch that does not answer).
+        unavailable: (e) => event("U", e.attempts, e.sinceMs, oneLine(e.lastError)),
+        available: () => event("A"),
       },
     });
     return { consumer, started: consumer.start() };

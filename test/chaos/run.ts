@@ -46,6 +46,9 @@ options:
                         pinned Node 24); confluent and platformatic: at-least-once only
   --protocol P          confluent's group protocol: eager, cooperative or consumer (KIP-848, default)
   --keep-logs           keep the members' logs and the broker's (their paths are printed)
+  --faults-after-join   start the faults and the production when the first member has
+                        joined (at most 120 s), not at the members' spawn: a client whose
+                        members start slower meets the same faults with work under way
   --help                this text
 
 exit code: 0 when every round lost 0 and ended with committed = end, 1 otherwise, 2 for a bad flag.`;
@@ -83,6 +86,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
         client: { type: "string" },
         protocol: { type: "string" },
         "keep-logs": { type: "boolean" },
+        "faults-after-join": { type: "boolean" },
         help: { type: "boolean" },
       },
     }));
@@ -124,6 +128,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
       ...(handler === "batch" ? { handler } : {}),
       ...(protocol !== undefined ? { protocol } : {}),
       keepLogs: values["keep-logs"] ?? false,
+      faultsAfterJoin: values["faults-after-join"] ?? false,
       ...(records !== undefined ? { records } : {}),
       ...(seed !== undefined ? { seed } : {}),
       outageEvery: outageEvery ?? 10, // one round in ten is an outage round

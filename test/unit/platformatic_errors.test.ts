@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError, TimeoutError } from "@platformatic/kafka";
 import { ClusterRefusedError } from "../../core/errors.ts";
-import { brokersOf, CommitNotAcknowledgedError, hasApiId, isUnreachable, refusalOf } from "../../adapters/platformatic/errors.ts";
+import { brokersOf, CommitNotAcknowledgedError, hasApiId, isGroupAnswer, isUnreachable, refusalOf } from "../../adapters/platformatic/errors.ts";
 
 describe("platformatic binding: the client's errors", () => {
   test("a failed connection, a timeout and a moving coordinator are outages, also inside an aggregate", () => {
@@ -14,6 +14,15 @@ describe("platformatic binding: the client's errors", () => {
     assert.ok(isUnreachable(new MultipleErrors("joinGroup failed 3 times.", [new Error("x"), new NetworkError("Connection closed")])));
     assert.ok(!isUnreachable(new ProtocolError("OFFSET_METADATA_TOO_LARGE")));
     assert.ok(!isUnreachable(new Error("anything else")));
+  });
+
+  test("the group's own answers to a join are no outage; with a failure to reach the cluster they are", () => {
+    assert.ok(isGroupAnswer(new ProtocolError("REBALANCE_IN_PROGRESS")));
+    assert.ok(isGroupAnswer(new MultipleErrors("joinGroup failed 4 times.", [new ProtocolError("UNKNOWN_MEMBER_ID"), new ProtocolError("ILLEGAL_GENERATION")])));
+    assert.ok(!isUnreachable(new ProtocolError("REBALANCE_IN_PROGRESS")));
+    assert.ok(!isGroupAnswer(new MultipleErrors("joinGroup failed 2 times.", [new ProtocolError("REBALANCE_IN_PROGRESS"), new NetworkError("Connection closed")])));
+    assert.ok(!isGroupAnswer(new ProtocolError("NOT_COORDINATOR")));
+    assert.ok(!isGroupAnswer(new Error("anything else")));
   });
 
   test("the broker an error names", () => {
