@@ -131,6 +131,11 @@ export class ParallelConsumer<M> {
     if (txo !== undefined && (txo === null || typeof txo.port?.commit !== "function" || typeof txo.port?.open !== "function")) {
       throw new InvalidArgumentError(`transactional.port must be a TransactionalPort; got ${describe(txo?.port)}`);
     }
+    if (batchOptions !== undefined && txo !== undefined) {
+      // Built (records[i].send, per-partition transactions), but its exactly-one-output
+      // property failed intermittently in a clean-clone run and is not traced yet.
+      throw new InvalidArgumentError("batch cannot be combined with transactional (exactly-once) yet: use a record handler there");
+    }
     const txTimeoutMs = txo === undefined ? 0 : resolveTransactionalOptions(txo).timeoutMs;
     const canDeadLetter = txo ? typeof txo.port.deadLetter === "function" : typeof client.deadLetter === "function";
     const retry = resolveRetryPolicy(options.retry, canDeadLetter);
