@@ -34,6 +34,7 @@ import { Buffer } from "node:buffer";
 import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
+import { keyBytesHash } from "../shared/key_hash.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
 import { sleepUnlessAborted, unlessAborted } from "../kafkajs/waits.ts";
 import { PlatformaticCommits } from "./commits.ts";
@@ -205,6 +206,10 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
   keyOf(message: PlatformaticMessage): string | undefined {
     const key = message.key;
     return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
+  }
+
+  keyHashOf(message: PlatformaticMessage): number | undefined {
+    return keyBytesHash(message.key); // over the bytes: no string per record
   }
 
   async #closeClients(): Promise<void> {

@@ -241,7 +241,7 @@ export class ParallelConsumer<M> {
       keyOf: orderKey,
       direct: tx === undefined && stuck === undefined && batch === undefined, // each needs a full context per record
       ...(batch !== undefined && tx === undefined && stuck === undefined
-        ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keyOf: orderKey }) }
+        ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keyOf: orderKey, keyHashOf: client.keyHashOf?.bind(client) }) }
         : {}),
     });
     this.#rebalance = new Rebalance<M>({ dispatcher, frontier, scheduler, claims, stall, life, tx, completedSets, drainMs });
