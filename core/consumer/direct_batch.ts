@@ -18,7 +18,7 @@
 import { type BatchCollector, type BatchContext, isThenable } from "./batch.ts";
 import type { CommitScheduler } from "./commit_scheduler.ts";
 import { DirectContext } from "./direct_context.ts";
-import { DistinctKeys, type KeyHashOf } from "./distinct_keys.ts";
+import { DistinctKeys, type KeyReader } from "./distinct_keys.ts";
 import { type Dispatcher, type Lane, Work } from "./dispatcher.ts";
 import type { RecordRunner } from "./record_runner.ts";
 
@@ -37,8 +37,8 @@ export interface DirectBatchInputs<M> {
   readonly scheduler: CommitScheduler;
   /** The ordering key of a record (`key` ordering only). */
   readonly keyOf: ((message: M) => string | undefined) | undefined;
-  /** The binding's key hash (`key` ordering only, optional): the no-key-twice check then makes no key string. */
-  readonly keyHashOf?: KeyHashOf<M> | undefined;
+  /** Where the no-key-twice check reads keys and their hashes (`key` ordering only): the client. */
+  readonly keys: KeyReader<M> | undefined;
 }
 
 /** Runs full batches of a delivery right in it (see the module doc). */
@@ -53,7 +53,7 @@ export class DirectBatches<M> {
    */
   constructor(inputs: DirectBatchInputs<M>) {
     this.#in = inputs;
-    this.#distinct = inputs.keyOf === undefined ? undefined : new DistinctKeys(inputs.keyOf, inputs.keyHashOf);
+    this.#distinct = inputs.keys === undefined ? undefined : new DistinctKeys(inputs.keys);
   }
 
   /**

@@ -23,8 +23,16 @@
  */
 export type KeyHashOf<M> = (message: M) => number | undefined;
 
-/** The key of a record (`undefined`: none, never clashes). */
-export type KeyOf<M> = (message: M) => string | undefined;
+/**
+ * Where the check reads keys: a client binding (its methods are called on it, so that a
+ * runtime can inline them), or any object with these two.
+ */
+export interface KeyReader<M> {
+  /** The record's key (`undefined`: none, never clashes). */
+  keyOf(message: M): string | undefined;
+  /** Optional: the record's {@link KeyHashOf}. */
+  keyHashOf?(message: M): number | undefined;
+}
 
 /** FNV-1a over a string's UTF-16 code units: the hash of a key when the binding gives none. */
 export function hashString(s: string): number {
@@ -35,8 +43,8 @@ export function hashString(s: string): number {
 
 /** The no-key-twice check over runs of records (see the module doc); one per consumer, not reentrant. */
 export class DistinctKeys<M> {
-  readonly #keyOf: KeyOf<M>;
-  readonly #hashOf: KeyHashOf<M> | undefined;
+  readonly #reader: KeyReader<M>;
+  readonly #hashed: boolean;
   // The table: a slot is in use in this check when its stamp is the check's; it holds the
   // record's index in the run and its hash. 2^bits slots, at least 2 per record.
   #bits = 0;
@@ -46,12 +54,11 @@ export class DistinctKeys<M> {
   #gen = 0;
 
   /**
-   * @param keyOf the record's key (`undefined`: no key)
-   * @param hashOf the binding's key hash, if any (see {@link KeyHashOf})
+   * @param reader where keys (and their hashes, when it has `keyHashOf`) are read
    */
-  constructor(keyOf: KeyOf<M>, hashOf?: KeyHashOf<M>) {
-    this.#keyOf = keyOf;
-    this.#hashOf = hashOf;
+  constructor(reader: KeyReader<M>) {
+    this.#reader = reader;
+    this.#hashed = typeof reader.keyHashOf === "function";
   }
 
   /**
@@ -67,16 +74,16 @@ export class DistinctKeys<M> {
     }
     const gen = this.#gen, stamp = this.#stamp, index = this.#index, hashes = this.#hash;
     const shift = 32 - this.#bits, mask = (1 << this.#bits) - 1;
-    const hashOf = this.#hashOf, keyOf = this.#keyOf;
+    const reader = this.#reader, hashed = this.#hashed;
     for (let j = 0; j < n; j++) {
       const m = messages[from + j];
       let h: number;
-      if (hashOf !== undefined) {
-        const x = hashOf(m);
+      if (hashed) {
+        const x = reader.keyHashOf!(m);
         if (x === undefined) continue;
         h = x | 0;
       } else {
-        const key = keyOf(m);
+        const key = reader.keyOf(m);
         if (key === undefined) continue;
         h = hashString(key);
       }
@@ -84,7 +91,7 @@ export class DistinctKeys<M> {
       let slot = Math.imul(h, 0x9e3779b1) >>> shift;
       while (stamp[slot] === gen) {
         // equal hashes: the keys decide (a collision only costs this comparison)
-        if (hashes[slot] === h && keyOf(messages[from + index[slot]]) === keyOf(m)) return false;
+        if (hashes[slot] === h && reader.keyOf(messages[from + index[slot]]) === reader.keyOf(m)) return false;
         slot = (slot + 1) & mask;
       }
       stamp[slot] = gen;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { DistinctKeys, hashString, type KeyHashOf } from "../../core/consumer/distinct_keys.ts";
+import { DistinctKeys, hashString, type KeyHashOf, type KeyReader } from "../../core/consumer/distinct_keys.ts";
 import { keyBytesHash } from "../../adapters/shared/key_hash.ts";
 import { ParallelConsumer } from "../../core/mod.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
@@ -30,6 +30,9 @@ function reference(msgs: readonly Rec[], from: number, n: number): boolean {
   }
   return true;
 }
+
+/** A reader of `Rec` keys with `hashOf` as its keyHashOf (none: the check hashes keyOf's strings). */
+const reader = (hashOf: KeyHashOf<Rec> | undefined): KeyReader<Rec> => (hashOf === undefined ? { keyOf } : { keyOf, keyHashOf: hashOf });
 
 /** Hashes that collide on purpose, each equal for equal keys (as the port asks). */
 const HASHES: Record<string, KeyHashOf<Rec> | undefined> = {
@@ -55,7 +58,7 @@ describe("distinct keys", () => {
           fc.array(fc.array(recArb, { minLength: 0, maxLength: 70 }), { minLength: 1, maxLength: 6 }),
           fc.nat(),
           (runs, pick) => {
-            const check = new DistinctKeys<Rec>(keyOf, hashOf);
+            const check = new DistinctKeys<Rec>(reader(hashOf));
             // One checker over runs of different lengths (the table grows; stamps keep checks apart).
             for (const msgs of runs) {
               const from = msgs.length === 0 ? 0 : pick % msgs.length;
@@ -72,7 +75,7 @@ describe("distinct keys", () => {
 
   test("a collision never admits a key twice: same bytes behind every hash, at every position of a run", () => {
     for (const [name, hashOf] of Object.entries(HASHES)) {
-      const check = new DistinctKeys<Rec>(keyOf, hashOf);
+      const check = new DistinctKeys<Rec>(reader(hashOf));
       for (let n = 2; n <= 40; n++) {
         const msgs = range(0, n).map((i): Rec => ({ key: Buffer.from(`key-${i}`) }));
         assert.equal(check.check(msgs, 0, n), true, `${name}: ${n} distinct keys`);
@@ -87,7 +90,7 @@ describe("distinct keys", () => {
   });
 
   test("records without a key never clash; runs of 0 and 1 hold no key twice", () => {
-    const check = new DistinctKeys<Rec>(keyOf, (m) => keyBytesHash(m.key));
+    const check = new DistinctKeys<Rec>(reader((m) => keyBytesHash(m.key)));
     assert.equal(check.check(range(0, 20).map(() => ({ key: null })), 0, 20), true);
     assert.equal(check.check([], 0, 0), true);
     assert.equal(check.check([{ key: Buffer.from("a") }], 0, 1), true);
