@@ -102,7 +102,6 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
   if (!MODES[mode as ModeName].implemented) throw new UsageError(MODES[mode as ModeName].missing ?? `--mode ${mode} is not implemented`);
   const handler = values.handler ?? "record";
   if (handler !== "record" && handler !== "batch") throw new UsageError(`--handler must be record or batch; got ${handler}`);
-  if (handler === "batch" && values.mode === "exactly-once") throw new UsageError("--handler batch does not run with --mode exactly-once yet (the runner refuses the combination)");
   const client = values.client ?? "kafkajs";
   if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs, confluent or platformatic; got ${client}`);
   if (!CLIENTS[client as ClientName].implemented) throw new UsageError(CLIENTS[client as ClientName].missing ?? `--client ${client} is not implemented`);
