@@ -7,11 +7,10 @@
  * - Group: `consumer.topics.track(topic)` then `consumer.joinGroup({ protocolsMetadata })`;
  *   the client heartbeats and rejoins by itself. Its `protocolsMetadata` hook is awaited
  *   before every JoinGroup it sends, while the old generation is still valid: that is the
- *   awaited revoke. After a `consumer:group:rebalance` (REBALANCE_IN_PROGRESS) the hook
- *   runs the orderly revoke (stop dispatching, drain within the bound, commit under the old
- *   generation); a rejoin without it (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION: the session
- *   expired) loses the partitions. `consumer:group:join` brings the new assignment and
- *   generation.
+ *   awaited revoke; `consumer:group:join` brings the new assignment and generation
+ *   (membership.ts: eager assignors give up everything at each rebalance, orderly after a
+ *   REBALANCE_IN_PROGRESS and else as a loss; cooperative-sticky gives up only the
+ *   partitions that move, in their own round, and the rest carry on).
  * - Fetching (adapters/platformatic/fetcher.ts): the binding's own loop over
  *   `consumer.fetch`, per-partition pause and resume, `read_committed` applied with the
  *   fetch's aborted-transaction list (aborted_filter.ts).
@@ -30,18 +29,17 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
+import type { Buffer } from "node:buffer";
 import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";
-import { tpKey } from "../shared/topic_partitions.ts";
 import { sleepUnlessAborted, unlessAborted } from "../kafkajs/waits.ts";
 import { PlatformaticCommits } from "./commits.ts";
 import { type PlatformaticDeadLetterOptions, PlatformaticDeadLetters } from "./dead_letter.ts";
 import { brokersOf, isGroupAnswer, isUnreachable, refusalOf } from "./errors.ts";
 import { Fetcher, type FetchSettings } from "./fetcher.ts";
-import { committedWithRetries, startPositions } from "./positions.ts";
+import { type JoinEvent, Membership } from "./membership.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { groupOptions } from "./group_options.ts";
 
@@ -63,9 +61,7 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
   readonly #commits: PlatformaticCommits;
   #sink: ClientSink<PlatformaticMessage> | undefined;
   #fetcher: Fetcher | undefined;
-  #assigned = new Set<string>();
-  #generation: number | undefined;
-  #rebalancing = false; // the client saw REBALANCE_IN_PROGRESS: the next join follows an orderly revoke
+  readonly #membership: Membership;
   #closed = false;
   #stopped = false;
   #unreachable = false;
@@ -92,7 +88,7 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
       if (typeof t !== "string" || t === "") throw new InvalidArgumentError(`topics must hold non-empty topic names; got ${describe(t)}`);
     }
     const client = consumer as unknown as ClientConsumer;
-    groupOptions(client); // refuses what the binding cannot run (KIP-848, cooperative, its own protocolsMetadata)
+    const { cooperative } = groupOptions(client); // refuses what the binding cannot run (KIP-848, its own protocolsMetadata)
     this.#consumer = client;
     this.#topics = topics;
     this.#settings = {
@@ -102,12 +98,23 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
       readCommitted: options.readCommitted ?? true,
       fromBeginning: options.fromBeginning ?? false,
     };
-    this.#joinOptions = { protocolsMetadata: () => this.#beforeJoin() };
+    const membership = this.#membership = new Membership({
+      consumer: client,
+      cooperative,
+      settings: this.#settings,
+      sink: () => this.#sink,
+      fetcher: () => this.#fetcher,
+      closed: () => this.#closed,
+      stopped: () => this.#stopped,
+      available: () => this.#available(),
+      unavailable: (error) => this.#unavailable(error),
+    });
+    this.#joinOptions = { protocolsMetadata: () => membership.beforeJoin() };
     this.#commits = new PlatformaticCommits({
       consumer: client,
       running: () => !this.#closed && this.#sink !== undefined,
-      generation: () => this.#generation,
-      assigned: (topic, partition) => this.#assigned.has(tpKey(topic, partition)),
+      generation: () => membership.generation,
+      assigned: (topic, partition) => membership.holds(topic, partition),
       unreachable: (error) => this.#unavailable(error),
       answered: () => this.#available(),
     });
@@ -123,10 +130,7 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
 
   /** Partitions of the current assignment. */
   assignment(): TopicPartition[] {
-    return [...this.#assigned].map((k) => {
-      const i = k.lastIndexOf("\u0000");
-      return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
-    });
+    return this.#membership.partitions();
   }
 
   async start(sink: ClientSink<PlatformaticMessage>): Promise<void> {
@@ -137,8 +141,8 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
       c.on(event, listener);
       this.#removers.push(() => c.off(event, listener));
     };
-    on("consumer:group:join", ((p: { generationId?: number; assignments?: Array<{ topic: string; partitions: number[] }> }) => this.#onJoin(p)) as never);
-    on("consumer:group:rebalance", (() => void (this.#rebalancing = true)) as never);
+    on("consumer:group:join", ((p: JoinEvent) => this.#membership.joined(p)) as never);
+    on("consumer:group:rebalance", (() => this.#membership.rebalancing()) as never);
     on("consumer:heartbeat:error", ((p: { error: unknown }) => {
       if (isUnreachable(p.error)) this.#unavailable(p.error);
     }) as never);
@@ -236,57 +240,11 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
     this.#sink?.available();
   }
 
-  /**
-   * Awaited by the client before each JoinGroup it sends (its `protocolsMetadata` hook),
-   * while the old generation is still valid: the revoke (orderly after a
-   * REBALANCE_IN_PROGRESS, else a loss) of the current assignment, if any.
-   */
-  async #beforeJoin(): Promise<Buffer> {
-    const orderly = this.#rebalancing;
-    this.#rebalancing = false;
-    const sink = this.#sink;
-    if (this.#generation !== undefined && sink) {
-      this.#fetcher?.clear();
-      if (orderly && !this.#closed) await sink.revoking().catch(() => {});
-      else sink.lost();
-      this.#assigned = new Set();
-      this.#generation = undefined;
-    }
-    return Buffer.alloc(0);
-  }
-
-  #onJoin(p: { generationId?: number; assignments?: Array<{ topic: string; partitions: number[] }> }): void {
-    const sink = this.#sink;
-    const fetcher = this.#fetcher;
-    if (!sink || !fetcher || this.#closed) return;
-    this.#available();
-    const partitions: TopicPartition[] = [];
-    for (const a of p.assignments ?? []) for (const partition of a.partitions) partitions.push({ topic: a.topic, partition });
-    this.#generation = p.generationId ?? this.#consumer.generationId;
-    this.#assigned = new Set(partitions.map((x) => tpKey(x.topic, x.partition)));
-    const assignment = fetcher.assign(partitions);
-    const committed = partitions.length > 0 && !this.#stopped ? committedWithRetries(this.#consumer, partitions, () => this.#closed) : undefined;
-    sink.assigned(partitions, committed);
-    if (!committed) return;
-    void startPositions(this.#consumer, partitions, committed, {
-      fromBeginning: this.#settings.fromBeginning,
-      readCommitted: this.#settings.readCommitted,
-      live: () => !this.#closed && fetcher.assignment === assignment, // a revoke or a newer assignment ends it
-      failed: (error) => this.#unavailable(error),
-      signal: sink.signal,
-    }).then((positions) => positions && fetcher.positioned(assignment, positions));
-  }
-
   /** The client's `error` event: a rejoin failed for good; the partitions are lost, the join is tried again after the backoff. */
   #onRejoinFailed(error: unknown): void {
     const sink = this.#sink;
     if (this.#closed || !sink || sink.signal.aborted) return;
-    if (this.#generation !== undefined) {
-      this.#fetcher?.clear();
-      this.#assigned = new Set();
-      this.#generation = undefined;
-      sink.lost();
-    }
+    this.#membership.lose();
     const refused = refusalOf(error, this.#topics, false);
     if (refused !== undefined) {
       sink.failed(refused);

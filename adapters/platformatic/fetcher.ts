@@ -91,21 +91,34 @@ export class Fetcher {
     this.#loop ??= this.#run();
   }
 
-  /** The number of the current assignment (each {@link assign} and {@link clear} makes a new one). */
+  /** The number of the latest assignment (each {@link assign}, {@link add} and {@link clear} makes a new one). */
   get assignment(): number {
     return this.#assignment;
   }
 
   /** A new assignment: the partitions, paused until their start positions are {@link positioned}. Returns its number. */
   assign(partitions: readonly TopicPartition[]): number {
+    this.#partitions = new Map();
+    return this.add(partitions);
+  }
+
+  /**
+   * Partitions added to the current assignment (a cooperative rebalance), paused until their
+   * start positions are {@link positioned}; the partitions already assigned carry on. Returns
+   * the number of this addition.
+   */
+  add(partitions: readonly TopicPartition[]): number {
     const assignment = ++this.#assignment;
-    const next = new Map<string, PartitionState>();
     for (const { topic, partition } of partitions) {
       // Pauses do not carry over: the runner pauses anew what it needs (inside `assigned`).
-      next.set(tpKey(topic, partition), { topic, partition, assignment, position: undefined, paused: false });
+      this.#partitions.set(tpKey(topic, partition), { topic, partition, assignment, position: undefined, paused: false });
     }
-    this.#partitions = next;
     return assignment;
+  }
+
+  /** Partitions that leave the assignment (a cooperative revoke); the rest carry on. */
+  remove(partitions: readonly TopicPartition[]): void {
+    for (const { topic, partition } of partitions) this.#partitions.delete(tpKey(topic, partition));
   }
 
   /** Nothing is assigned (a revoke or a loss began). */
@@ -114,12 +127,17 @@ export class Fetcher {
     this.#partitions = new Map();
   }
 
-  /** The start positions of assignment `assignment`'s partitions (ignored when a newer assignment replaced it). */
+  /** Whether some partition of assignment (or addition) `assignment` is still assigned. */
+  holds(assignment: number): boolean {
+    for (const p of this.#partitions.values()) if (p.assignment === assignment) return true;
+    return false;
+  }
+
+  /** The start positions of assignment (or addition) `assignment`'s partitions (ignored for partitions that left it since). */
   positioned(assignment: number, positions: ReadonlyMap<string, number>): void {
-    if (assignment !== this.#assignment) return;
     for (const [key, position] of positions) {
       const p = this.#partitions.get(key);
-      if (p && p.position === undefined) p.position = position;
+      if (p && p.assignment === assignment && p.position === undefined) p.position = position;
     }
     this.#kick();
   }

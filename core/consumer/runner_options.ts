@@ -153,22 +153,18 @@ export function countOrInfinity(name: string, v: unknown): number | undefined {
 }
 
 /**
- * The handler choice: a record `handler`, or `batch.handler` instead; a batch handler not
- * with `transactional` yet (built, records[i].send in per-partition transactions, but its
- * exactly-one-output property failed intermittently in a clean-clone run, not traced yet).
+ * The handler choice: a record `handler`, or `batch.handler` instead (with `transactional`
+ * too: each `records[i].send` stages outputs for record `i` alone, see batch.ts).
  * @param options the consumer's options
  * @param batched whether `batch` was given (and resolved)
  * @throws {InvalidArgumentError} naming what is missing or may not be combined
  */
-export function checkHandlerChoice(options: { handler?: unknown; transactional?: unknown }, batched: boolean): void {
+export function checkHandlerChoice(options: { handler?: unknown }, batched: boolean): void {
   if (batched ? options.handler !== undefined : typeof options?.handler !== "function") {
     throw new InvalidArgumentError(
       batched
         ? `handler and batch.handler cannot both be given: batch.handler takes the records`
         : `handler must be a function; got ${describe(options?.handler)}`,
     );
-  }
-  if (batched && options.transactional !== undefined) {
-    throw new InvalidArgumentError("batch cannot be combined with transactional (exactly-once) yet: use a record handler there");
   }
 }

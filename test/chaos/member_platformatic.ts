@@ -3,7 +3,8 @@
  * (`--client platformatic`: Bun, Deno, and Node >= 22.22, where harness.ts runs it on the
  * pinned Node 24 of scripts/install-node.mjs). The workload, the handler, the log and the
  * restart loop are member_port.ts's. Session 6 s and heartbeat 0.5 s, as member.ts's KafkaJS
- * members: a SIGKILLed member's partitions move after about 6 s.
+ * members: a SIGKILLed member's partitions move after about 6 s. PLATFORMATIC_PROTOCOL
+ * (`eager`, the default, or `cooperative`), set by run.ts's `--protocol`, picks the assignor.
  *
  * @module
  */
@@ -24,6 +25,8 @@ runMain(() =>
         sessionTimeout: 6_000,
         heartbeatInterval: 500,
         rebalanceTimeout: 15_000,
+        // --protocol cooperative (run.ts sets PLATFORMATIC_PROTOCOL): the cooperative-sticky assignor
+        ...(process.env.PLATFORMATIC_PROTOCOL === "cooperative" ? { protocols: [{ name: "cooperative-sticky", version: 3 }] } : {}),
       });
       if ((clientLog.level ?? 0) >= 4) {
         // CHAOS_CLIENT_LOG=debug: the client's group events and its own retries (operation, attempt, retries, delay).

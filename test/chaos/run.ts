@@ -44,7 +44,8 @@ options:
   --client C            kafkajs (default), confluent (@confluentinc/kafka-javascript, Node only)
                         or platformatic (@platformatic/kafka; on Node the members run on the
                         pinned Node 24); confluent and platformatic: at-least-once only
-  --protocol P          confluent's group protocol: eager, cooperative or consumer (KIP-848, default)
+  --protocol P          the group protocol: confluent eager, cooperative or consumer (KIP-848, default);
+                        platformatic eager (default) or cooperative (cooperative-sticky)
   --keep-logs           keep the members' logs and the broker's (their paths are printed)
   --faults-after-join   start the faults and the production when the first member has
                         joined (at most 120 s), not at the members' spawn: a client whose
@@ -101,16 +102,16 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
   if (!MODES[mode as ModeName].implemented) throw new UsageError(MODES[mode as ModeName].missing ?? `--mode ${mode} is not implemented`);
   const handler = values.handler ?? "record";
   if (handler !== "record" && handler !== "batch") throw new UsageError(`--handler must be record or batch; got ${handler}`);
-  if (handler === "batch" && values.mode === "exactly-once") throw new UsageError("--handler batch does not run with --mode exactly-once yet (the runner refuses the combination)");
   const client = values.client ?? "kafkajs";
   if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs, confluent or platformatic; got ${client}`);
   if (!CLIENTS[client as ClientName].implemented) throw new UsageError(CLIENTS[client as ClientName].missing ?? `--client ${client} is not implemented`);
   if (client === "confluent" && runtime !== "node") throw new UsageError(`--client confluent runs on Node only (Bun and Deno cannot load its addon); got --runtime ${runtime}`);
   if (client !== "kafkajs" && mode !== "at-least-once") throw new UsageError(`--mode ${mode} runs with --client kafkajs only; got --client ${client}`);
   const protocol = values.protocol;
-  if (protocol !== undefined && client !== "confluent") throw new UsageError("--protocol applies to --client confluent only");
-  if (protocol !== undefined && !["eager", "cooperative", "consumer"].includes(protocol)) {
-    throw new UsageError(`--protocol must be eager, cooperative or consumer; got ${protocol}`);
+  if (protocol !== undefined && client === "kafkajs") throw new UsageError("--protocol applies to --client confluent or platformatic only");
+  const protocols = client === "confluent" ? ["eager", "cooperative", "consumer"] : ["eager", "cooperative"];
+  if (protocol !== undefined && !protocols.includes(protocol)) {
+    throw new UsageError(`--protocol must be ${protocols.join(", ").replace(/, (\w+)$/, " or $1")} with --client ${client}; got ${protocol}`);
   }
   const records = int("records", values.records, 2);
   const seed = int("seed", values.seed, 0);
@@ -226,6 +227,7 @@ async function main(): Promise<number> {
     const { ensureConfluent } = await import("../../scripts/install-confluent.mjs");
     ensureConfluent();
   }
+  if (options.client === "platformatic") process.env.PLATFORMATIC_PROTOCOL = protocol ?? "eager"; // read by the members
   const results = await runChaos({ ...options, progress: (line) => console.error(line) });
   for (const r of results) if (r.logDir) console.error(`round ${r.round} logs: ${r.logDir}`);
   if (parsed.json) process.stdout.write(`${JSON.stringify({ ...toJson(results), ...(options.handler === "batch" ? { handler: "batch" } : {}) })}\n`);

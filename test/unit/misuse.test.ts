@@ -82,6 +82,23 @@ test("a misspelled option of the platformatic binding is refused, naming the nea
   await producer.close();
 });
 
+test("the platformatic binding runs eager or cooperative-sticky groups, and refuses group options it cannot run, naming them", { skip: !platformaticRuns() && "@platformatic/kafka needs Node >= 22.22" }, async () => {
+  const { PlatformaticClient } = await import("../../adapters/platformatic/mod.ts");
+  const { Consumer } = await import("@platformatic/kafka");
+  const consumer = (extra: Record<string, unknown>): InstanceType<typeof Consumer> =>
+    new Consumer({ groupId: "g", clientId: "c", bootstrapBrokers: ["127.0.0.1:1"], ...extra });
+  new PlatformaticClient(consumer({}), ["t"]);
+  new PlatformaticClient(consumer({ protocols: [{ name: "roundrobin", version: 1 }] }), ["t"]);
+  new PlatformaticClient(consumer({ protocols: [{ name: "cooperative-sticky", version: 3 }] }), ["t"]);
+  refused(() => new PlatformaticClient(consumer({ groupProtocol: "consumer" }), ["t"]), /groupProtocol must be "classic"/, /"consumer"/);
+  refused(
+    () => new PlatformaticClient(consumer({ protocols: [{ name: "cooperative-sticky", version: 3 }, { name: "roundrobin", version: 1 }] }), ["t"]),
+    /protocols must be either \[\{ name: "cooperative-sticky" \}\] alone or eager assignors only/,
+    /roundrobin/,
+  );
+  refused(() => new PlatformaticClient(consumer({ protocolsMetadata: () => undefined }), ["t"]), /protocolsMetadata must not be set/);
+});
+
 test("checkKnownOptions leaves non-objects to the caller's own checks and takes exact names", () => {
   checkKnownOptions("x", undefined, { a: true });
   checkKnownOptions("x", null, { a: true });
