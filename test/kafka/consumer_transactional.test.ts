@@ -10,17 +10,21 @@
  * ownership gate: a reset makes its new producer only once the member knows it still owns
  * the partition), and every input still gets exactly one output.
  *
- * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
- * uses KAFKA_BROKERS when set, else starts its own broker.
+ * Through every binding of this runtime that has a transactional port (test/kafka/bindings.ts:
+ * KafkaJS and `@platformatic/kafka`; Confluent's binding has none). Runs unchanged under
+ * `node --import tsx --test`, `bun test` and `deno test -A`; uses KAFKA_BROKERS when set, else
+ * starts its own broker.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createKafkaJSConsumer, DEAD_LETTER_HEADERS, type TransactionEvent } from "../../adapters/kafkajs/mod.ts";
+import { DEAD_LETTER_HEADERS, type TransactionEvent } from "../../adapters/kafkajs/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
-import { asObject, consumerConfig, kafka, unique, waitFor } from "./helpers.ts";
+import { bindingsExcept } from "./bindings.ts";
+import { asObject, unique, waitFor } from "./helpers.ts";
 import { readCommitted } from "./read_committed.ts";
 
-test("exactly-once: one committed output per input, dead letters in the same transactions", { timeout: 180_000 }, async () => {
+// Confluent's binding has no transactional port (exactly-once runs through KafkaJS and @platformatic/kafka).
+for (const binding of bindingsExcept("confluent")) test(`exactly-once (${binding.name}): one committed output per input, dead letters in the same transactions`, { timeout: 180_000 }, async () => {
   await withBroker(async (brokers) => {
     const topic = unique("eos");
     const groupId = unique("eos-group");
@@ -34,16 +38,15 @@ test("exactly-once: one committed output per input, dead letters in the same tra
     const events: TransactionEvent[] = [];
     let attempts = 0;
     const controller = new AbortController();
-    const k = kafka(brokers);
-    const consumer = createKafkaJSConsumer({
-      kafka: k,
-      consumer: k.consumer(consumerConfig(groupId)),
+    const consumer = binding.create({
+      brokers,
+      groupId,
       topics: [topic],
       fromBeginning: true,
       ordering: "unordered",
       concurrency: 32,
       retry: { retries: 1, initialDelayMs: 5, jitter: 0 },
-      deadLetter: { producer: k.producer() },
+      deadLetter: true,
       transactional: { timeoutMs: 15_000 },
       signal: controller.signal,
       on: { transaction: (e) => events.push(e) },
@@ -90,7 +93,7 @@ test("exactly-once: one committed output per input, dead letters in the same tra
   });
 });
 
-test("exactly-once: a refused transaction's partition opens again on the next heartbeat, without a rebalance", { timeout: 180_000 }, async () => {
+for (const binding of bindingsExcept("confluent")) test(`exactly-once (${binding.name}): a refused transaction's partition opens again on the next heartbeat, without a rebalance`, { timeout: 180_000 }, async () => {
   await withBroker(async (brokers) => {
     const topic = unique("eos-reset");
     const groupId = unique("eos-reset-group");
@@ -103,12 +106,10 @@ test("exactly-once: a refused transaction's partition opens again on the next he
     let huge = false; // one output over the broker's 1 MiB message.max.bytes, once: its transaction is refused
     let joins = 0;
     const controller = new AbortController();
-    const k = kafka(brokers);
-    const kc = k.consumer(consumerConfig(groupId));
-    kc.on(kc.events.GROUP_JOIN, () => void joins++);
-    const consumer = createKafkaJSConsumer({
-      kafka: k,
-      consumer: kc,
+    const consumer = binding.create({
+      brokers,
+      groupId,
+      onAssignment: () => void joins++, // every assignment: a join
       topics: [topic],
       fromBeginning: true,
       ordering: "unordered",
