@@ -79,6 +79,13 @@ test("a misspelled option of the platformatic binding is refused, naming the nea
   const producer = new Producer({ clientId: "p", bootstrapBrokers: ["127.0.0.1:1"] });
   refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), deadLetter: { producer, topik: "x" } } as never), /options\.deadLetter/, /"topic"/);
   createPlatformaticConsumer({ ...base, consumer: consumer(), fromBeginning: true, maxWaitTime: 100, maxBytes: 1 << 20, readCommitted: true, concurrency: 4 });
+  // Exactly-once: its own option names, a prefix the client's ids accept, and read_committed.
+  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { idPrefx: "x" } } as never), /options\.transactional/, /did you mean "idPrefix"/);
+  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { idPrefix: "a b" } }), /transactional\.idPrefix/, /"a b"/);
+  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { transactionTimeoutMs: 0 } }), /transactionTimeoutMs/);
+  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), readCommitted: false, transactional: {} }), /needs readCommitted/);
+  const eos = createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { idPrefix: "p", timeoutMs: 5_000, transactionTimeoutMs: 30_000 } });
+  assert.ok(eos.metrics().transactions, "the exactly-once metrics are there");
   await producer.close();
 });
 
