@@ -9,7 +9,9 @@
  */
 import process from "node:process";
 import { Consumer, Producer } from "@platformatic/kafka";
-import { PlatformaticClient, type PlatformaticMessage } from "../../adapters/platformatic/mod.ts";
+import { PlatformaticClient, type PlatformaticMessage, PlatformaticTransactions } from "../../adapters/platformatic/mod.ts";
+import { transactionalDeadLetter } from "../../adapters/platformatic/dead_letter.ts";
+import type { ClientConsumer } from "../../adapters/platformatic/types.ts";
 import { runMain, runPortMember } from "./member_port.ts";
 
 runMain(() =>
@@ -30,6 +32,18 @@ runMain(() =>
         for (const ev of ["consumer:group:join", "consumer:group:rebalance", "consumer:rejoin", "consumer:heartbeat:error", "client:performWithRetry:retry", "error"]) {
           consumer.on(ev as never, ((...args: unknown[]) => clientLog.line("debug", ev, args.map((a) => (a instanceof Error ? a.message : typeof a === "object" ? undefined : a)))) as never);
         }
+      }
+      if (cfg.mode === "exactly-once") {
+        // As createPlatformaticConsumer does (member.ts's settings): the port fences, reads and seeks; dead letters in the transactions.
+        const client = new PlatformaticClient(consumer, [cfg.topic], { fromBeginning: true, maxWaitTime: 100, transactional: true });
+        const port = new PlatformaticTransactions({
+          consumer: consumer as unknown as ClientConsumer,
+          membership: () => client.membership(),
+          seek: (positions, unknownOnly) => client.seek(positions, unknownOnly),
+          fromBeginning: true,
+          deadLetter: transactionalDeadLetter({ producer: new Producer({ clientId: `${clientId}-dlq`, bootstrapBrokers }) }),
+        }, { transactionTimeoutMs: 20_000 });
+        return { client, port };
       }
       return new PlatformaticClient(consumer, [cfg.topic], {
         fromBeginning: true,

@@ -33,7 +33,7 @@ options:
   --outage-ms MS        length of an outage (default 60000)
   --fault-ms MS         how long faults are injected per round (default 24000)
   --timeout-ms MS       after the faults, how long to wait for committed = end (default 180000)
-  --mode M              at-least-once (default) or exactly-once (transactions, KafkaJS only;
+  --mode M              at-least-once (default) or exactly-once (transactions, KafkaJS and platformatic;
                         adds outputDuplicates, outputMissing, outputStrays, outputRecords,
                         and the same four of a second stage that reads the outputs with
                         consume(): secondStageDuplicates, secondStageMissing, …)
@@ -106,7 +106,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
   if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs, confluent or platformatic; got ${client}`);
   if (!CLIENTS[client as ClientName].implemented) throw new UsageError(CLIENTS[client as ClientName].missing ?? `--client ${client} is not implemented`);
   if (client === "confluent" && runtime !== "node") throw new UsageError(`--client confluent runs on Node only (Bun and Deno cannot load its addon); got --runtime ${runtime}`);
-  if (client !== "kafkajs" && mode !== "at-least-once") throw new UsageError(`--mode ${mode} runs with --client kafkajs only; got --client ${client}`);
+  if (client === "confluent" && mode !== "at-least-once") throw new UsageError(`--mode ${mode} runs with --client kafkajs or platformatic; got --client ${client}`);
   const protocol = values.protocol;
   if (protocol !== undefined && client !== "confluent") throw new UsageError("--protocol applies to --client confluent only");
   if (protocol !== undefined && !["eager", "cooperative", "consumer"].includes(protocol)) {
