@@ -17,6 +17,7 @@ import { PlatformaticClient } from "./client.ts";
 import { defined } from "../shared/defined.ts";
 import { type PlatformaticDeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
 import { type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
+import { PlatformaticMemberTransactions } from "./member_transactions.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { startWithSignals } from "../shared/signals.ts";
 
@@ -47,7 +48,8 @@ export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOption
   /**
    * Exactly-once mode: the handler's context gains `send(...)`; its records and the record's
    * completion commit in one transaction (one transactional producer per assigned partition,
-   * id `<prefix>-<topic>-<partition>`, the offsets sent under the group generation). Dead
+   * id `<prefix>-<topic>-<partition>`, the offsets sent under the group generation; with
+   * `producers: "member"` one producer and one transaction per cycle for the member). Dead
    * letters then go in the record's transaction (the `deadLetter` producer is not used).
    * Needs `readCommitted` (the default).
    */
@@ -65,7 +67,7 @@ const PLATFORMATIC_OPTION_NAMES: OptionNames<
   readCommitted: true, transactional: true,
 };
 const DEAD_LETTER_OPTION_NAMES: OptionNames<PlatformaticDeadLetterOptions> = { producer: true, topic: true };
-const TRANSACTIONAL_OPTION_NAMES: OptionNames<PlatformaticTransactionalOptions> = { timeoutMs: true, idPrefix: true, transactionTimeoutMs: true };
+const TRANSACTIONAL_OPTION_NAMES: OptionNames<PlatformaticTransactionalOptions> = { timeoutMs: true, idPrefix: true, transactionTimeoutMs: true, producers: true };
 
 /** Throws on a Node older than the client supports (it crashes there). */
 function checkRuntime(): void {
@@ -109,7 +111,8 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
     }
     // The port opens (fences) each partition before reading its committed offsets and seeking: the client reads none.
     const client = new PlatformaticClient(consumer, topics, defined({ fromBeginning, maxWaitTime, maxBytesPerPartition, maxBytes, transactional: true }));
-    const port = new PlatformaticTransactions({
+    const Port = transactional.producers === "member" ? PlatformaticMemberTransactions : PlatformaticTransactions;
+    const port = new Port({
       consumer: consumer as unknown as ClientConsumer,
       membership: () => client.membership(),
       seek: (positions, unknownOnly) => client.seek(positions, unknownOnly),
@@ -148,6 +151,7 @@ export type { PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } 
 export * from "../shared/consumer_api.ts";
 export type { FetchSettings } from "./fetcher.ts";
 export { type PlatformaticProducerStats, type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
+export { PlatformaticMemberTransactions } from "./member_transactions.ts";
 export { isFenced } from "./transaction_steps.ts";
 export { type OutputRecord, type TransactionalContext, type TransactionEvent, type TransactionMetrics } from "../../core/mod.ts";
 export type { CommitFailure } from "./commit_response.ts";

@@ -58,6 +58,34 @@ export interface PlatformaticTransactionalOptions extends TransactionalOptions {
    * it. Default 60,000 ms.
    */
   transactionTimeoutMs?: number;
+  /**
+   * `"partition"` (default): one transactional producer per assigned partition, fenced by its
+   * transactional id and by the group generation. `"member"`: one producer for every
+   * partition of the member, one transaction per commit cycle, fenced by the group
+   * generation alone (member_transactions.ts: fewer producers and transactions, but a dead
+   * member's open transaction holds its partitions' next owners until the broker's
+   * `transactionTimeoutMs`).
+   */
+  producers?: "partition" | "member";
+}
+
+/**
+ * Checks the binding's transactional options (the runner checks `timeoutMs`).
+ * @throws {InvalidArgumentError} naming the option and the value
+ */
+export function checkTransactionalOptions(options: PlatformaticTransactionalOptions): void {
+  const v = options.idPrefix;
+  if (v !== undefined && (typeof v !== "string" || v.length === 0 || /\s/.test(v))) {
+    throw new InvalidArgumentError(`transactional.idPrefix must be a non-empty string without spaces; got ${describe(v)}`);
+  }
+  const tt = options.transactionTimeoutMs;
+  if (tt !== undefined && (!Number.isSafeInteger(tt) || tt < 1)) {
+    throw new InvalidArgumentError(`transactional.transactionTimeoutMs must be an integer ≥ 1; got ${describe(tt)}`);
+  }
+  const pr = options.producers;
+  if (pr !== undefined && pr !== "partition" && pr !== "member") {
+    throw new InvalidArgumentError(`transactional.producers must be "partition" or "member"; got ${describe(pr)}`);
+  }
 }
 
 /** What the producers per partition cost so far. */
@@ -97,6 +125,49 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** The connection options of the consumer that its producers share. */
 const CONNECTION_OPTIONS = ["bootstrapBrokers", "sasl", "tls", "ssl", "tlsServerName", "connectTimeout", "metadataMaxAge", "clientRack", "context"] as const;
 
+/**
+ * The fetch positions come back to what the broker holds (a reset redoes from there): the
+ * committed offset, else where the reset tracker began, else (a fresh partition) the
+ * earliest or latest offset.
+ */
+export async function seekBack(inputs: PlatformaticTransactionInputs, partitions: readonly OpenPartition[], committed: readonly CommittedPosition[]): Promise<void> {
+  const at = new Map(committed.map((p) => [tpKey(p.topic, p.partition), p.offset]));
+  const known = new Map<string, number>();
+  const missing = new Map<string, number[]>();
+  for (const p of partitions) {
+    const key = tpKey(p.topic, p.partition);
+    const offset = at.get(key) ?? p.fallback;
+    if (offset !== undefined) known.set(key, offset);
+    else missing.set(p.topic, [...(missing.get(p.topic) ?? []), p.partition]);
+  }
+  const ends = new Map<string, number>();
+  if (missing.size > 0) {
+    const answer = await inputs.consumer.listOffsets({
+      topics: [...missing.keys()],
+      partitions: Object.fromEntries(missing),
+      timestamp: inputs.fromBeginning ? -2n : -1n,
+      isolationLevel: 1,
+    });
+    for (const [topic, ps] of missing) {
+      for (const partition of ps) {
+        const o = Number(answer.get(topic)?.[partition]);
+        if (!Number.isSafeInteger(o) || o < 0) throw new Error(`no start offset for ${topic}/${partition}`);
+        ends.set(tpKey(topic, partition), o);
+      }
+    }
+  }
+  inputs.seek(known, false);
+  // Nothing committed and nothing delivered before: a position the fetcher already has stays.
+  if (ends.size > 0) inputs.seek(ends, true);
+}
+
+/** The connection options of the consumer (`consumer[kOptions]`) that its producers share. */
+export function connectionOptions(from: Record<string, unknown>): Record<string, unknown> & { bootstrapBrokers: string[] } {
+  const connection: Record<string, unknown> = {};
+  for (const name of CONNECTION_OPTIONS) if (from[name] !== undefined) connection[name] = from[name];
+  return { ...connection, bootstrapBrokers: (from.bootstrapBrokers ?? []) as string[] };
+}
+
 interface PartitionProducer {
   readonly producer: ClientProducer;
   /** Transactions in flight or waiting for the one before them. */
@@ -130,14 +201,7 @@ export class PlatformaticTransactions implements TransactionalPort {
    * @param options transactional options
    */
   constructor(inputs: PlatformaticTransactionInputs, options: PlatformaticTransactionalOptions = {}) {
-    const v = options.idPrefix;
-    if (v !== undefined && (typeof v !== "string" || v.length === 0 || /\s/.test(v))) {
-      throw new InvalidArgumentError(`transactional.idPrefix must be a non-empty string without spaces; got ${describe(v)}`);
-    }
-    const tt = options.transactionTimeoutMs;
-    if (tt !== undefined && (!Number.isSafeInteger(tt) || tt < 1)) {
-      throw new InvalidArgumentError(`transactional.transactionTimeoutMs must be an integer ≥ 1; got ${describe(tt)}`);
-    }
+    checkTransactionalOptions(options);
     this.#in = inputs;
     this.#options = options;
     if (inputs.deadLetter) this.deadLetter = inputs.deadLetter;
@@ -170,7 +234,7 @@ export class PlatformaticTransactions implements TransactionalPort {
         // Require-stable: a transaction of the old owner still pending is waited out (retried).
         const positions = await readCommitted(this.#in.consumer, partitions);
         if (signal.aborted || this.#closed) throw aborted();
-        await this.#seek(partitions, positions);
+        await seekBack(this.#in, partitions, positions);
         if (signal.aborted || this.#closed) throw aborted();
         return positions;
       } catch (error) {
@@ -181,42 +245,6 @@ export class PlatformaticTransactions implements TransactionalPort {
         await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
       }
     }
-  }
-
-  /**
-   * The fetch positions come back to what the broker holds (a reset redoes from there): the
-   * committed offset, else where the reset tracker began, else (a fresh partition) the
-   * earliest or latest offset.
-   */
-  async #seek(partitions: readonly OpenPartition[], committed: readonly CommittedPosition[]): Promise<void> {
-    const at = new Map(committed.map((p) => [tpKey(p.topic, p.partition), p.offset]));
-    const known = new Map<string, number>();
-    const missing = new Map<string, number[]>();
-    for (const p of partitions) {
-      const key = tpKey(p.topic, p.partition);
-      const offset = at.get(key) ?? p.fallback;
-      if (offset !== undefined) known.set(key, offset);
-      else missing.set(p.topic, [...(missing.get(p.topic) ?? []), p.partition]);
-    }
-    const ends = new Map<string, number>();
-    if (missing.size > 0) {
-      const answer = await this.#in.consumer.listOffsets({
-        topics: [...missing.keys()],
-        partitions: Object.fromEntries(missing),
-        timestamp: this.#in.fromBeginning ? -2n : -1n,
-        isolationLevel: 1,
-      });
-      for (const [topic, ps] of missing) {
-        for (const partition of ps) {
-          const o = Number(answer.get(topic)?.[partition]);
-          if (!Number.isSafeInteger(o) || o < 0) throw new Error(`no start offset for ${topic}/${partition}`);
-          ends.set(tpKey(topic, partition), o);
-        }
-      }
-    }
-    this.#in.seek(known, false);
-    // Nothing committed and nothing delivered before: a position the fetcher already has stays.
-    if (ends.size > 0) this.#in.seek(ends, true);
   }
 
   /** Closes and forgets the producers of `mine` that are still the ones in place (a later open's stay). */
@@ -231,11 +259,8 @@ export class PlatformaticTransactions implements TransactionalPort {
   /** A new transactional producer for the partition (connection options from the consumer). */
   #producer(topic: string, partition: number): ClientProducer {
     const from = this.#in.consumer[kOptions] as unknown as Record<string, unknown>;
-    const connection: Record<string, unknown> = {};
-    for (const name of CONNECTION_OPTIONS) if (from[name] !== undefined) connection[name] = from[name];
     return new Producer({
-      ...connection,
-      bootstrapBrokers: (from.bootstrapBrokers ?? []) as string[],
+      ...connectionOptions(from),
       clientId: `${this.#in.consumer.clientId}-tx-${partition}`,
       idempotent: true,
       transactionalId: this.transactionalId(topic, partition),
