@@ -5,15 +5,18 @@
  *
  *   node scripts/with-broker.mjs -- <node24> --expose-gc --import tsx bench/transactions_clients.bench.ts
  *
- * (a) the no-op transform of bench/transactions.bench.ts (one output per input, 3
- *     partitions, concurrency 64), measured from the first handler call until every
- *     output is committed and every input offset with it; KafkaJS and platformatic passes
- *     alternate (a discarded warm-up pass of each first); the ratio is platformatic over
- *     KafkaJS, from the same run.
+ * (a) the no-op transform of bench/transactions.bench.ts (one output per input, concurrency
+ *     64) on P input partitions (`--partitions 3,30,300`: the same total records for each
+ *     P), measured from the first handler call until every output is committed and every
+ *     input offset with it, through KafkaJS (one producer per partition), platformatic
+ *     with one producer per partition, and platformatic with one per member; the passes of
+ *     one P alternate (a discarded warm-up pass of each first); ratios over KafkaJS's
+ *     median from the same run.
  * (b) the producers per partition: P partitions opened one at a time through each port
  *     (new producer, InitProducerId, committed read): latency per open, heap per producer.
  *
- * Options: --records N (default 50000), --reps N (default 3), --producers P (default 24).
+ * Options: --records N (default 50000), --reps N (default 3), --producers P (default 24),
+ * --partitions list (default 3).
  * Prints a table; nothing is written.
  */
 import process from "node:process";
@@ -35,16 +38,18 @@ Exactly-once through KafkaJS and through @platformatic/kafka, side by side.
   --records N          input records (default 50000)
   --reps N             repetitions (default 3)
   --producers P        producers opened in (b) (default 24)
+  --partitions LIST    input partition counts of (a), comma-separated (default 3)
   -h, --help           this text`,
-  { records: { type: "string" }, reps: { type: "string" }, producers: { type: "string" } },
+  { records: { type: "string" }, reps: { type: "string" }, producers: { type: "string" }, partitions: { type: "string" } },
 );
 const NAME = "transactions_clients.bench";
 const RECORDS = o.records === undefined ? 50_000 : intFlag(NAME, "records", o.records, 1);
 const REPS = o.reps === undefined ? 3 : intFlag(NAME, "reps", o.reps, 1);
 const PRODUCERS = o.producers === undefined ? 24 : intFlag(NAME, "producers", o.producers, 1);
+const PARTITIONS = (o.partitions ?? "3").split(",").map((x) => intFlag(NAME, "partitions", x.trim(), 1));
 const CONCURRENCY = 64;
-type Client = "kafkajs" | "platformatic";
-const CLIENTS: Client[] = ["kafkajs", "platformatic"];
+type Client = "kafkajs" | "platformatic" | "platformatic, per member";
+const CLIENTS: Client[] = ["kafkajs", "platformatic", "platformatic, per member"];
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]): number => {
@@ -54,9 +59,9 @@ const median = (xs: number[]): number => {
 };
 
 /** One exactly-once pass through `client`: records per second. */
-async function pass(brokers: string, input: string, total: number, client: Client): Promise<number> {
+async function pass(brokers: string, input: string, partitions: number, total: number, client: Client): Promise<{ rate: number }> {
   const out = unique("bench-txc-out");
-  await createTopic(brokers, out, 3);
+  await createTopic(brokers, out, partitions);
   const groupId = unique("bench-txc");
   const committed = new Map<number, number>();
   const committedSum = (): number => [...committed.values()].reduce((a, b) => a + b, 0);
@@ -68,7 +73,7 @@ async function pass(brokers: string, input: string, total: number, client: Clien
     ordering: "unordered" as const,
     concurrency: CONCURRENCY,
     signal: controller.signal,
-    transactional: {},
+    transactional: client === "platformatic, per member" ? { producers: "member" } : {},
     on: { transaction: (e: { outcome: string; partition: number; offset: number; records: number }) => void (e.outcome === "committed" && (committed.set(e.partition, e.offset), (acked += e.records))) },
     handler: (message: { value: unknown }, ctx: { partition: number; send?: (...r: Array<{ topic: string; partition: number; value: Uint8Array | null }>) => void }) => {
       if (first === 0) first = performance.now();
@@ -88,11 +93,11 @@ async function pass(brokers: string, input: string, total: number, client: Clien
   const seconds = (performance.now() - first) / 1000;
   controller.abort();
   await c.done;
-  return total / seconds;
+  return { rate: total / seconds };
 }
 
-/** (b) P partitions opened one at a time through a port; `make` gives the port and what closes its consumer. */
-async function openCost(brokers: string, client: Client): Promise<Record<string, number>> {
+/** (b) P partitions opened one at a time through a port (one producer per partition each). */
+async function openCost(brokers: string, client: "kafkajs" | "platformatic"): Promise<Record<string, number>> {
   const topic = unique(`bench-txc-cost-${client}`);
   await createTopic(brokers, topic, PRODUCERS);
   const groupId = unique("bench-txc-cost");
@@ -131,28 +136,36 @@ async function openCost(brokers: string, client: Client): Promise<Record<string,
 }
 
 await withBroker(async (brokers) => {
-  const input = unique("bench-txc-in");
-  await createTopic(brokers, input, 3);
-  const payload = "x".repeat(64);
-  for (let i = 0; i < RECORDS; i += 50_000) {
-    const n = Math.min(50_000, RECORDS - i);
-    await produce(brokers, input, Array.from({ length: n }, (_, j) => ({ value: `${i + j}:${payload}` })));
-  }
-  const total = [...(await endOffsets(brokers, input)).values()].reduce((a, b) => a + Number(b), 0);
-  for (const c of CLIENTS) await pass(brokers, input, total, c); // warm-up, discarded
-  const runs: Record<Client, number[]> = { kafkajs: [], platformatic: [] };
-  for (let r = 0; r < REPS; r++) {
-    for (let i = 0; i < CLIENTS.length; i++) {
-      const c = CLIENTS[(i + r) % CLIENTS.length];
-      runs[c].push(await pass(brokers, input, total, c));
-      console.error(`  rep ${r + 1}/${REPS} ${c}: ${Math.round(runs[c].at(-1)!).toLocaleString("en")} rec/s`);
+  const runtime = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined" ? "bun" : typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? "deno" : `node ${process.version}`;
+  console.log(`(a) exactly-once, no-op transform, one output per input, ${RECORDS.toLocaleString("en")} records, concurrency ${CONCURRENCY}, ${REPS} reps, ${runtime}`);
+  console.log("| partitions | client | records/s (median) | ÷ KafkaJS | runs |");
+  console.log("|---:|---|---:|---:|---|");
+  for (const partitions of PARTITIONS) {
+    const input = unique("bench-txc-in");
+    await createTopic(brokers, input, partitions);
+    const payload = "x".repeat(64);
+    for (let i = 0; i < RECORDS; i += 50_000) {
+      const n = Math.min(50_000, RECORDS - i);
+      await produce(brokers, input, Array.from({ length: n }, (_, j) => ({ key: `k${i + j}`, value: `${i + j}:${payload}` })));
+    }
+    const total = [...(await endOffsets(brokers, input)).values()].reduce((a, b) => a + Number(b), 0);
+    for (const c of CLIENTS) await pass(brokers, input, partitions, total, c); // warm-up, discarded
+    const runs: Record<Client, number[]> = { kafkajs: [], platformatic: [], "platformatic, per member": [] };
+    for (let r = 0; r < REPS; r++) {
+      for (let i = 0; i < CLIENTS.length; i++) {
+        const c = CLIENTS[(i + r) % CLIENTS.length];
+        const res = await pass(brokers, input, partitions, total, c);
+        runs[c].push(res.rate);
+        console.error(`  P=${partitions} rep ${r + 1}/${REPS} ${c}: ${Math.round(res.rate).toLocaleString("en")} rec/s`);
+      }
+    }
+    const base = median(runs.kafkajs);
+    for (const c of CLIENTS) {
+      console.log(
+        `| ${partitions} | ${c} | ${Math.round(median(runs[c])).toLocaleString("en")} | ${(median(runs[c]) / base).toFixed(2)} | ` +
+          `${runs[c].map((x) => Math.round(x).toLocaleString("en")).join(", ")} |`,
+      );
     }
   }
-  const runtime = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined" ? "bun" : typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ? "deno" : `node ${process.version}`;
-  console.log(`\n(a) exactly-once, no-op transform, one output per input, ${RECORDS.toLocaleString("en")} records, 3 partitions, concurrency ${CONCURRENCY}, ${REPS} reps, ${runtime}`);
-  console.log("| client | records/s (median) | runs |");
-  console.log("|---|---:|---|");
-  for (const c of CLIENTS) console.log(`| ${c} | ${Math.round(median(runs[c])).toLocaleString("en")} | ${runs[c].map((x) => Math.round(x).toLocaleString("en")).join(", ")} |`);
-  console.log(`platformatic / kafkajs: ${(median(runs.platformatic) / median(runs.kafkajs)).toFixed(2)}`);
-  for (const c of CLIENTS) console.log(`(b) ${c}, ${PRODUCERS} partitions opened one at a time: ${JSON.stringify(await openCost(brokers, c))}`);
+  for (const c of ["kafkajs", "platformatic"] as const) console.log(`(b) ${c}, ${PRODUCERS} partitions opened one at a time: ${JSON.stringify(await openCost(brokers, c))}`);
 });
