@@ -84,6 +84,8 @@ test("a misspelled option of the platformatic binding is refused, naming the nea
   refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { idPrefix: "a b" } }), /transactional\.idPrefix/, /"a b"/);
   refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { transactionTimeoutMs: 0 } }), /transactionTimeoutMs/);
   refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), readCommitted: false, transactional: {} }), /needs readCommitted/);
+  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { producers: "topic" as never } }), /transactional\.producers/, /"topic"/);
+  createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { producers: "member" } });
   const eos = createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { idPrefix: "p", timeoutMs: 5_000, transactionTimeoutMs: 30_000 } });
   assert.ok(eos.metrics().transactions, "the exactly-once metrics are there");
   await producer.close();
