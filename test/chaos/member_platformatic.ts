@@ -9,7 +9,7 @@
  */
 import process from "node:process";
 import { Consumer, Producer } from "@platformatic/kafka";
-import { PlatformaticClient, type PlatformaticMessage, PlatformaticTransactions } from "../../adapters/platformatic/mod.ts";
+import { PlatformaticClient, PlatformaticMemberTransactions, type PlatformaticMessage, PlatformaticTransactions } from "../../adapters/platformatic/mod.ts";
 import { transactionalDeadLetter } from "../../adapters/platformatic/dead_letter.ts";
 import type { ClientConsumer } from "../../adapters/platformatic/types.ts";
 import { runMain, runPortMember } from "./member_port.ts";
@@ -36,13 +36,18 @@ runMain(() =>
       if (cfg.mode === "exactly-once") {
         // As createPlatformaticConsumer does (member.ts's settings): the port fences, reads and seeks; dead letters in the transactions.
         const client = new PlatformaticClient(consumer, [cfg.topic], { fromBeginning: true, maxWaitTime: 100, transactional: true });
-        const port = new PlatformaticTransactions({
+        const Port = process.env.CHAOS_EOS_PRODUCERS === "member" ? PlatformaticMemberTransactions : PlatformaticTransactions;
+        const port = new Port({
           consumer: consumer as unknown as ClientConsumer,
           membership: () => client.membership(),
           seek: (positions, unknownOnly) => client.seek(positions, unknownOnly),
           fromBeginning: true,
           deadLetter: transactionalDeadLetter({ producer: new Producer({ clientId: `${clientId}-dlq`, bootstrapBrokers }) }),
-        }, { transactionTimeoutMs: 20_000 });
+        }, {
+          transactionTimeoutMs: 20_000,
+          // CHAOS_EOS_PRODUCERS=member: one transactional producer per member (KIP-447) instead of one per partition.
+          producers: process.env.CHAOS_EOS_PRODUCERS === "member" ? "member" : "partition",
+        });
         return { client, port };
       }
       return new PlatformaticClient(consumer, [cfg.topic], {
