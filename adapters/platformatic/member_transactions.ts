@@ -140,6 +140,7 @@ export class PlatformaticMemberTransactions implements TransactionalPort {
         return positions;
       } catch (error) {
         if (signal.aborted || this.#closed) throw error;
+        this.#in.openFailed?.(error, partitions);
         await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
       }
     }

@@ -118,6 +118,8 @@ export interface PlatformaticTransactionInputs {
   readonly deadLetter?: TransactionalPort["deadLetter"];
   /** Closed with the producers (a dead-letter producer given but not used in this mode). */
   readonly alsoClose?: { close(): Promise<unknown> };
+  /** An open that failed and will be tried again (diagnostics: the port retries until the partitions end). */
+  readonly openFailed?: (error: unknown, partitions: readonly TopicPartition[]) => void;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -242,6 +244,7 @@ export class PlatformaticTransactions implements TransactionalPort {
           this.#forget(mine);
           throw error;
         }
+        this.#in.openFailed?.(error, partitions);
         await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
       }
     }

@@ -43,6 +43,8 @@ runMain(() =>
           seek: (positions, unknownOnly) => client.seek(positions, unknownOnly),
           fromBeginning: true,
           deadLetter: transactionalDeadLetter({ producer: new Producer({ clientId: `${clientId}-dlq`, bootstrapBrokers }) }),
+          // An open tried again (the port retries until the partitions end): a client log line.
+          openFailed: (error, partitions) => clientLog.line("warn", "transactional open failed", { partitions: partitions.map((p) => p.partition).join(","), error: error instanceof Error ? error.message : String(error) }),
         }, {
           transactionTimeoutMs: 20_000,
           // CHAOS_EOS_PRODUCERS=member: one transactional producer per member (KIP-447) instead of one per partition.
