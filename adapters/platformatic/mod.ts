@@ -17,7 +17,6 @@ import { PlatformaticClient } from "./client.ts";
 import { defined } from "../shared/defined.ts";
 import { type PlatformaticDeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
 import { type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
-import { PlatformaticMemberTransactions } from "./member_transactions.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { startWithSignals } from "../shared/signals.ts";
 
@@ -48,8 +47,8 @@ export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOption
   /**
    * Exactly-once mode: the handler's context gains `send(...)`; its records and the record's
    * completion commit in one transaction (one transactional producer per assigned partition,
-   * id `<prefix>-<topic>-<partition>`, the offsets sent under the group generation; with
-   * `producers: "member"` one producer and one transaction per cycle for the member). Dead
+   * id `<prefix>-<topic>-<partition>`, the offsets sent under the group generation;
+   * `producers: "member"`, one producer per member, is refused for now). Dead
    * letters then go in the record's transaction (the `deadLetter` producer is not used).
    * Needs `readCommitted` (the default).
    */
@@ -111,8 +110,13 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
     }
     // The port opens (fences) each partition before reading its committed offsets and seeking: the client reads none.
     const client = new PlatformaticClient(consumer, topics, defined({ fromBeginning, maxWaitTime, maxBytesPerPartition, maxBytes, transactional: true }));
-    const Port = transactional.producers === "member" ? PlatformaticMemberTransactions : PlatformaticTransactions;
-    const port = new Port({
+    if (transactional.producers === "member") {
+      // Built (member_transactions.ts), not available: a chaos round through it lost outputs.
+      throw new InvalidArgumentError(
+        'transactional.producers "member" is not available yet: a chaos round through it committed 69 input offsets without their outputs (docs/exactly-once.md); use "partition" (the default)',
+      );
+    }
+    const port = new PlatformaticTransactions({
       consumer: consumer as unknown as ClientConsumer,
       membership: () => client.membership(),
       seek: (positions, unknownOnly) => client.seek(positions, unknownOnly),
@@ -151,7 +155,6 @@ export type { PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } 
 export * from "../shared/consumer_api.ts";
 export type { FetchSettings } from "./fetcher.ts";
 export { type PlatformaticProducerStats, type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
-export { PlatformaticMemberTransactions } from "./member_transactions.ts";
 export { isFenced } from "./transaction_steps.ts";
 export { type OutputRecord, type TransactionalContext, type TransactionEvent, type TransactionMetrics } from "../../core/mod.ts";
 export type { CommitFailure } from "./commit_response.ts";

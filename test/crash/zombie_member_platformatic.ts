@@ -5,8 +5,7 @@
  *   node --import tsx test/crash/zombie_member_platformatic.ts '{"name":"A","brokers":"…","topic":"…","group":"…"}'
  *
  * The same member as zombie_member.ts (its handler, commit interval, transaction settings
- * and stdout events), over `createPlatformaticConsumer` (`producers` from the config: one
- * transactional producer per partition, or one per member): session 6 s, heartbeat 0.5 s. The
+ * and stdout events), over `createPlatformaticConsumer`: session 6 s, heartbeat 0.5 s. The
  * binding makes its producers itself, so the client's `Producer.prototype.beginTransaction`
  * is wrapped here: a producer's first one (InitProducerId with id and epoch -1, sent when
  * the binding opens a partition) is reported as `producer`, and the commit of a transaction
@@ -18,7 +17,7 @@ import process from "node:process";
 import { Consumer, kOptions, Producer } from "@platformatic/kafka";
 import { createPlatformaticConsumer } from "../../adapters/platformatic/mod.ts";
 
-const cfg = JSON.parse(process.argv[2] ?? "{}") as { name: string; brokers: string; topic: string; group: string; producers?: "partition" | "member" };
+const cfg = JSON.parse(process.argv[2] ?? "{}") as { name: string; brokers: string; topic: string; group: string };
 const say = (o: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify({ member: cfg.name, at: Date.now(), ...o })}\n`);
 let stopInTransaction = false;
 process.on("SIGUSR2", () => void (stopInTransaction = true));
@@ -61,7 +60,7 @@ const running = createPlatformaticConsumer({
   ordering: "unordered",
   concurrency: 16,
   commit: { mode: "interval", intervalMs: 500 },
-  transactional: { timeoutMs: 5_000, transactionTimeoutMs: 30_000, producers: cfg.producers ?? "partition" },
+  transactional: { timeoutMs: 5_000, transactionTimeoutMs: 30_000 },
   on: {
     transaction: (e) =>
       say({

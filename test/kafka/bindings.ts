@@ -54,12 +54,8 @@ export interface CreateOptions extends Omit<ParallelConsumerOptions<TestMessage>
   onBatch?: (partition: number, size: number) => void;
   /** Confluent only (default from CONFLUENT_PROTOCOL, else `consumer`). */
   protocol?: ConfluentProtocol;
-  /**
-   * Exactly-once mode through the binding's transactional port (not the Confluent binding: it
-   * has none); dead letters then go in the transactions. `producers: "member"`: platformatic's
-   * one producer per member (KafkaJS has only one per partition).
-   */
-  transactional?: TransactionalOptions & { producers?: "partition" | "member" };
+  /** Exactly-once mode through the binding's transactional port (not the Confluent binding: it has none); dead letters then go in the transactions. */
+  transactional?: TransactionalOptions;
 }
 
 /** The bindings the suites know. */
@@ -142,12 +138,11 @@ const KAFKAJS: Binding = {
     if (o.transactional) {
       // As createKafkaJSConsumer does: the port opens (fences) each partition, then reads and seeks.
       const client = new KafkaJSClient(consumer, o.topics, { probe: k, ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}) });
-      const { producers: _producers, ...transactional } = o.transactional;
-      const port = new KafkaJSTransactions(k, consumer, transactional, {
+      const port = new KafkaJSTransactions(k, consumer, o.transactional, {
         ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
         ...(o.deadLetter ? { deadLetter: kafkaJSTransactionalDeadLetter({ producer: k.producer() }) } : {}),
       });
-      return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler, transactional: { ...transactional, port } });
+      return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler, transactional: { ...o.transactional, port } });
     }
     const client = new KafkaJSClient(consumer, o.topics, {
       kafka: k,
@@ -207,7 +202,7 @@ export function platformaticRuns(): boolean {
 /** The `@platformatic/kafka` binding, or `undefined` where it cannot run. */
 async function platformaticBinding(): Promise<Binding | undefined> {
   if (!platformaticRuns()) return undefined;
-  const { PlatformaticClient, PlatformaticMemberTransactions, PlatformaticTransactions } = await import("../../adapters/platformatic/mod.ts");
+  const { PlatformaticClient, PlatformaticTransactions } = await import("../../adapters/platformatic/mod.ts");
   const { transactionalDeadLetter: platformaticTransactionalDeadLetter } = await import("../../adapters/platformatic/dead_letter.ts");
   const { Consumer, Producer } = await import("@platformatic/kafka");
   return {
@@ -225,16 +220,14 @@ async function platformaticBinding(): Promise<Binding | undefined> {
           ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
           ...(o.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: o.maxBytesPerPartition } : {}),
         });
-        const Port = o.transactional.producers === "member" ? PlatformaticMemberTransactions : PlatformaticTransactions;
-        const { producers: _producers, ...transactional } = o.transactional;
-        const port = new Port({
+        const port = new PlatformaticTransactions({
           consumer: consumer as unknown as ClientConsumer,
           membership: () => client.membership(),
           seek: (positions, unknownOnly) => client.seek(positions, unknownOnly),
           fromBeginning: o.fromBeginning ?? false,
           ...(o.deadLetter ? { deadLetter: platformaticTransactionalDeadLetter({ producer: new Producer({ clientId: `${clientId}-dlq`, bootstrapBrokers }) }) } : {}),
         }, o.transactional);
-        return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler, transactional: { ...transactional, port } });
+        return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler, transactional: { ...o.transactional, port } });
       }
       const client = new PlatformaticClient(consumer, o.topics, {
         maxWaitTime: 100,
