@@ -61,7 +61,17 @@ for (const binding of bindings().filter((b) => b.name === "platformatic")) {
         await old.open([{ topic, partition: 0, kept: false }], new AbortController().signal);
         assert.deepEqual(seeks, [[`${topic}\u00000`, 0]], "nothing committed yet: the earliest offset");
         assert.deepEqual(await old.commit([tx(3, "legit")], 10_000), [{ ok: true }]);
-        const read = await readOffsets(c, [{ topic, partition: 0 }]);
+        // Require-stable: until the coordinator wrote the commit's markers, the answer is UNSTABLE_OFFSET_COMMIT.
+        let read;
+        for (let i = 0; ; i++) {
+          try {
+            read = await readOffsets(c, [{ topic, partition: 0 }]);
+            break;
+          } catch (error) {
+            if (i >= 50) throw error;
+            await sleep(100);
+          }
+        }
         assert.deepEqual(read, [{ topic, partition: 0, offset: 3, metadata: "set-3" }], "offset and metadata read back exactly (the stored NUL dropped)");
 
         // The new owner's port opens the partition (its InitProducerId takes the id over): the old producer's epoch is stale now.
