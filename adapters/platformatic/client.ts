@@ -50,6 +50,12 @@ const CLOSE_BOUND_MS = 3_000;
 export interface PlatformaticClientOptions extends Partial<FetchSettings> {
   /** Dead-letter producer and topic. */
   deadLetter?: PlatformaticDeadLetterOptions;
+  /**
+   * Exactly-once mode: the transactional port reads the committed offsets (after fencing)
+   * and positions the partitions through {@link PlatformaticClient.seek}; the client reads
+   * none at assignment. Default `false`.
+   */
+  transactional?: boolean;
 }
 
 /** The {@link ConsumerClient} over one `@platformatic/kafka` consumer. Most users call `createPlatformaticConsumer`. */
@@ -67,6 +73,8 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
   #unreachable = false;
   #removers: Array<() => void> = [];
   #rejoinTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #transactional: boolean;
+  #heartbeatSentAt: number | undefined; // when the heartbeat in flight was sent (`Date.now()`)
   readonly #joinOptions: { protocolsMetadata: () => Promise<Buffer> };
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: PlatformaticMessage, info: DeadLetterInfo) => Promise<void>;
@@ -98,9 +106,14 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
       readCommitted: options.readCommitted ?? true,
       fromBeginning: options.fromBeginning ?? false,
     };
+    this.#transactional = options.transactional ?? false;
+    if (this.#transactional && cooperative) {
+      throw new InvalidArgumentError("transactional (exactly-once) runs with eager assignors only for now; got the cooperative-sticky assignor in the consumer's protocols");
+    }
     const membership = this.#membership = new Membership({
       consumer: client,
       cooperative,
+      transactional: this.#transactional,
       settings: this.#settings,
       sink: () => this.#sink,
       fetcher: () => this.#fetcher,
@@ -133,6 +146,25 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
     return this.#membership.partitions();
   }
 
+  /**
+   * The generation of the current assignment and this member's id, while the client is still
+   * in that generation; `undefined` between assignments (exactly-once: no offsets are sent then).
+   */
+  membership(): { generationId: number; memberId: string } | undefined {
+    const generationId = this.#membership.generation;
+    const memberId = this.#consumer.memberId;
+    if (this.#closed || generationId === undefined || generationId !== this.#consumer.generationId || !memberId) return undefined;
+    return { generationId, memberId };
+  }
+
+  /**
+   * Moves the fetch positions of partitions of the current assignment (by `tpKey`; exactly-once:
+   * to the committed offsets read after fencing); `unknownOnly`: only where none is known yet.
+   */
+  seek(positions: ReadonlyMap<string, number>, unknownOnly: boolean): void {
+    this.#fetcher?.seek(positions, unknownOnly);
+  }
+
   async start(sink: ClientSink<PlatformaticMessage>): Promise<void> {
     this.#sink = sink;
     const c = this.#consumer;
@@ -146,7 +178,15 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
     on("consumer:heartbeat:error", ((p: { error: unknown }) => {
       if (isUnreachable(p.error)) this.#unavailable(p.error);
     }) as never);
-    on("consumer:heartbeat:end", (() => this.#available()) as never);
+    // An answered heartbeat: the coordinator still has this member in its generation (exactly-once resets wait for it).
+    on("consumer:heartbeat:start", (() => void (this.#heartbeatSentAt = Date.now())) as never);
+    on("consumer:heartbeat:end", ((p: { generationId?: number }) => {
+      this.#available();
+      const sentAt = this.#heartbeatSentAt;
+      this.#heartbeatSentAt = undefined;
+      const generation = this.#membership.generation;
+      if (sentAt !== undefined && generation !== undefined && p?.generationId === generation) sink.owned?.(sentAt);
+    }) as never);
     on("error", ((error: unknown) => this.#onRejoinFailed(error)) as never);
     for (const t of this.#topics) c.topics.track(t);
     const signal = sink.signal;

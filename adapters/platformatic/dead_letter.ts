@@ -1,13 +1,15 @@
 /**
  * Dead letters for the `@platformatic/kafka` binding: the failed record with its headers
  * plus the `x-offset-frontier-*` headers, produced with `acks: -1` through a
- * `@platformatic/kafka` producer. While the cluster does not answer, a dead letter waits
- * for it as the consumer does.
+ * `@platformatic/kafka` producer (or, in exactly-once mode, staged as the record's output in
+ * its transaction). While the cluster does not answer, a dead letter waits for it as the
+ * consumer does.
  *
  * @module
  */
 import { Buffer } from "node:buffer";
 import type { ClientSink, DeadLetterInfo } from "../../core/consumer/client.ts";
+import type { OutputRecord } from "../../core/consumer/transactions.ts";
 import { deadLetterHeaders } from "../shared/dead_letter_headers.ts";
 import { sleepUnlessAborted } from "../kafkajs/waits.ts";
 import { isUnreachable } from "./errors.ts";
@@ -19,6 +21,22 @@ export interface PlatformaticDeadLetterOptions {
   producer: PlatformaticProducer;
   /** The dead-letter topic, or a function of the record's topic. Default `` `${topic}.DLT` ``. */
   topic?: string | ((topic: string) => string);
+}
+
+/** The dead-letter topic of a record's topic under `topic` (a name, a function, or `` `${topic}.DLT` ``). */
+function topicOf(topic: PlatformaticDeadLetterOptions["topic"]): (topic: string) => string {
+  return typeof topic === "function" ? topic : typeof topic === "string" ? () => topic : (t) => `${t}.DLT`;
+}
+
+/** The dead letter of a record as an output of its transaction (exactly-once mode). */
+export function transactionalDeadLetter(o: PlatformaticDeadLetterOptions): (message: unknown, info: DeadLetterInfo) => OutputRecord {
+  const dlqTopic = topicOf(o.topic);
+  return (message, info) => {
+    const m = message as PlatformaticMessage;
+    const headers: Record<string, string | Uint8Array> = {};
+    for (const [k, v] of Object.entries(deadLetterHeaders(m.headers, info))) if (v !== null) headers[k] = v;
+    return { topic: dlqTopic(info.topic), key: m.key, value: m.value, headers, timestamp: m.timestamp };
+  };
 }
 
 /** What a dead letter waits on while the cluster does not answer. */
@@ -43,8 +61,7 @@ export class PlatformaticDeadLetters {
    */
   constructor(options: PlatformaticDeadLetterOptions, waits: PlatformaticDeadLetterWaits) {
     this.producer = options.producer as unknown as ClientProducer;
-    const t = options.topic;
-    this.#topic = typeof t === "function" ? t : typeof t === "string" ? () => t : (topic) => `${topic}.DLT`;
+    this.#topic = topicOf(options.topic);
     this.#waits = waits;
   }
 

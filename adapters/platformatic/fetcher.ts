@@ -142,6 +142,20 @@ export class Fetcher {
     this.#kick();
   }
 
+  /**
+   * Moves the fetch positions of the current assignment's partitions (by `tpKey`; others are
+   * ignored), e.g. back to the committed offsets after a failed transaction; `unknownOnly`:
+   * only where no position is known yet. An answer to a Fetch sent from the old position is
+   * dropped.
+   */
+  seek(positions: ReadonlyMap<string, number>, unknownOnly: boolean): void {
+    for (const [key, position] of positions) {
+      const p = this.#partitions.get(key);
+      if (p && (!unknownOnly || p.position === undefined)) p.position = position;
+    }
+    this.#kick();
+  }
+
   /** Stops (`true`) or restarts (`false`) fetching these partitions. */
   setPaused(partitions: readonly TopicPartition[], paused: boolean): void {
     for (const { topic, partition } of partitions) {

@@ -44,6 +44,8 @@ export interface MembershipInputs {
   readonly consumer: ClientConsumer;
   /** The cooperative-sticky assignor runs (else eager assignors). */
   readonly cooperative: boolean;
+  /** Exactly-once: the transactional port reads the committed offsets after fencing and seeks; none are read here. */
+  readonly transactional: boolean;
   /** Where a partition without a committed offset starts; `read_committed`. */
   readonly settings: FetchSettings;
   /** The runner's sink, once started. */
@@ -183,7 +185,7 @@ export class Membership {
   #start(partitions: TopicPartition[], assignment: number, sink: ClientSink<PlatformaticMessage>, incremental: boolean): void {
     const { consumer, settings } = this.#in;
     const fetcher = this.#in.fetcher() as Fetcher;
-    const committed: Promise<CommittedPosition[]> | undefined = partitions.length > 0 && !this.#in.stopped()
+    const committed: Promise<CommittedPosition[]> | undefined = partitions.length > 0 && !this.#in.stopped() && !this.#in.transactional
       ? committedWithRetries(consumer, partitions, this.#in.closed)
       : undefined;
     sink.assigned(partitions, committed, incremental);

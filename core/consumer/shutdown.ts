@@ -1,7 +1,8 @@
 /**
  * The shutdown drain: stop fetching, let running records finish within the grace, commit
  * the safe positions, revoke every tracker, disconnect. What finishes after the grace is
- * not counted. During an outage the final commit is tried again, with backoff, for what is
+ * not counted. While the stall guard holds dispatching (commits do not land) the drain
+ * starts nothing: only the records running at the shutdown finish. During an outage the final commit is tried again, with backoff, for what is
  * left of the grace (at least {@link FINAL_COMMIT_MIN_MS}); what it could not commit is
  * reported as a {@link ShutdownCommitError} (an `error` event of kind `commit`) naming each
  * partition's safe position and the last acknowledged one: the next owner redoes the
@@ -58,7 +59,12 @@ export async function drainAndClose<M>(inputs: ShutdownInputs<M>, graceMs: numbe
   }
   const lanes = [...dispatcher.lanes()];
   const until = Date.now() + graceMs;
-  for (const lane of lanes) dispatcher.stopLane(lane, "draining", until);
+  // Held (the cluster out of reach, a commit refused, acknowledgements late): what starts
+  // now could not be committed either, so only the running records finish; the queued ones
+  // (those below the highest started offset and retries included) are left to the next
+  // owner, never started here, and the grace goes to the final commit's attempts instead.
+  const held = dispatcher.held;
+  for (const lane of lanes) dispatcher.stopLane(lane, "draining", held ? 0 : until, !held);
   dispatcher.pump(); // what the drain kept (records below the highest started offset)
   const grace = sleep(graceMs);
   const outcome = await Promise.race([Promise.all(lanes.map((l) => l.idle())), grace.promise]);

@@ -170,7 +170,11 @@ export class StallGuard {
    */
   check(): void {
     const sinceAck = Date.now() - this.#lastAckAt;
-    const stalled = this.#in.life.live && this.#in.finished() > this.#finishedAtAck &&
+    // A shutdown's drain is held too: what it would start while commits do not land could
+    // not be committed either (the final commit fails as the others did) and is redone.
+    const life = this.#in.life;
+    const guarded = life.live || life.state === "stopping";
+    const stalled = guarded && this.#in.finished() > this.#finishedAtAck &&
       (this.#refused || this.#unreachable || sinceAck > this.#stallMs ||
         (this.#ran() - this.#ranAtAck > this.#maxUncommitted && sinceAck > this.lateAfterMs));
     this.#setHeld(stalled);

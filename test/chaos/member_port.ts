@@ -16,6 +16,7 @@ import process from "node:process";
 import { clearInterval, setInterval } from "node:timers";
 import type { Buffer } from "node:buffer";
 import type { BatchContext, ConsumerClient, RecordContext } from "../../core/mod.ts";
+import type { TransactionalPort } from "../../core/consumer/transactions.ts";
 import { tapClient } from "../kafka/tap_client.ts";
 import { ParallelConsumer } from "../../core/mod.ts";
 import { FsyncLog } from "./fsync_log.ts";
@@ -41,13 +42,16 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** An error on one line, at most 300 characters. */
 export const oneLine = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).replace(/\s+/g, " ").slice(0, 300);
 
+/** A client, or (exactly-once mode) a client and its transactional port. */
+export type PortClient<M> = ConsumerClient<M> | { readonly client: ConsumerClient<M>; readonly port: TransactionalPort };
+
 /**
  * Runs one member: `setup` once (it builds the client library's objects), then a client
  * from `makeClient` per start, until the consumer ends or SIGTERM.
  * @param setup given the config and the client log, returns the client factory
  */
 export async function runPortMember<M extends PortMessage>(
-  setup: (cfg: MemberConfig, clientLog: ClientLog) => Promise<() => ConsumerClient<M>> | (() => ConsumerClient<M>),
+  setup: (cfg: MemberConfig, clientLog: ClientLog) => Promise<() => PortClient<M>> | (() => PortClient<M>),
 ): Promise<void> {
   const cfg = JSON.parse(process.argv[2] ?? "") as MemberConfig;
   const log = new FsyncLog(cfg.log);
@@ -106,7 +110,8 @@ export async function runPortMember<M extends PortMessage>(
   };
 
   /** One record's attempt in assignment `id` (member.ts's): an Error when it fails, else nothing once its line is in the log. */
-  const one = async (message: M, { topic, partition, offset, attempt }: RecordContext, id: string): Promise<Error | undefined> => {
+  const eos = cfg.mode === "exactly-once";
+  const one = async (message: M, { topic, partition, offset, attempt, send }: RecordContext, id: string): Promise<Error | undefined> => {
     const key = message.key?.toString() ?? "";
     await sleep(sleepMs(cfg.seed, partition, offset));
     if (key === POISON_KEY) return new Error(`poison record ${topic}-${partition}@${offset}`);
@@ -114,12 +119,17 @@ export async function runPortMember<M extends PortMessage>(
       return new Error(`transient failure of ${topic}-${partition}@${offset}, attempt ${attempt}`);
     }
     const seq = message.value?.toString() ?? "";
+    // Exactly-once (member.ts's): one output per input, committed only with this record's completion.
+    if (eos) send!({ topic: `${topic}.out`, key: message.key, value: seq, headers: { from: `${partition}:${offset}`, by: id } });
     await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
     return undefined;
   };
 
   const start = (): { consumer: ParallelConsumer<M>; started: Promise<void> } => {
-    const consumer = new ParallelConsumer<M>(observed(makeClient()), {
+    const made = makeClient();
+    const client = "port" in made ? made.client : made;
+    const consumer = new ParallelConsumer<M>(observed(client), {
+      ...("port" in made ? { transactional: { timeoutMs: 5_000, port: made.port } } : {}),
       ordering: "key",
       concurrency: cfg.concurrency,
       retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 200 },

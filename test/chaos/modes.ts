@@ -27,7 +27,7 @@
  * (test/chaos/member.ts), `confluent` (`@confluentinc/kafka-javascript` through
  * adapters/confluent/mod.ts, Node only: test/chaos/member_confluent.ts) and `platformatic`
  * (`@platformatic/kafka` through adapters/platformatic/mod.ts; on Node, the pinned Node 24:
- * test/chaos/member_platformatic.ts). Both of the latter at least once only.
+ * test/chaos/member_platformatic.ts). Confluent at least once only; platformatic both modes.
  *
  * @module
  */

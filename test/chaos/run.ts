@@ -33,7 +33,7 @@ options:
   --outage-ms MS        length of an outage (default 60000)
   --fault-ms MS         how long faults are injected per round (default 24000)
   --timeout-ms MS       after the faults, how long to wait for committed = end (default 180000)
-  --mode M              at-least-once (default) or exactly-once (transactions, KafkaJS only;
+  --mode M              at-least-once (default) or exactly-once (transactions, KafkaJS and platformatic;
                         adds outputDuplicates, outputMissing, outputStrays, outputRecords,
                         and the same four of a second stage that reads the outputs with
                         consume(): secondStageDuplicates, secondStageMissing, …)
@@ -106,13 +106,14 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
   if (!(client in CLIENTS)) throw new UsageError(`--client must be kafkajs, confluent or platformatic; got ${client}`);
   if (!CLIENTS[client as ClientName].implemented) throw new UsageError(CLIENTS[client as ClientName].missing ?? `--client ${client} is not implemented`);
   if (client === "confluent" && runtime !== "node") throw new UsageError(`--client confluent runs on Node only (Bun and Deno cannot load its addon); got --runtime ${runtime}`);
-  if (client !== "kafkajs" && mode !== "at-least-once") throw new UsageError(`--mode ${mode} runs with --client kafkajs only; got --client ${client}`);
+  if (client === "confluent" && mode !== "at-least-once") throw new UsageError(`--mode ${mode} runs with --client kafkajs or platformatic; got --client ${client}`);
   const protocol = values.protocol;
   if (protocol !== undefined && client === "kafkajs") throw new UsageError("--protocol applies to --client confluent or platformatic only");
   const protocols = client === "confluent" ? ["eager", "cooperative", "consumer"] : ["eager", "cooperative"];
   if (protocol !== undefined && !protocols.includes(protocol)) {
     throw new UsageError(`--protocol must be ${protocols.join(", ").replace(/, (\w+)$/, " or $1")} with --client ${client}; got ${protocol}`);
   }
+  if (protocol === "cooperative" && mode === "exactly-once") throw new UsageError("--mode exactly-once runs with eager assignors only (the platformatic binding refuses cooperative-sticky with transactional)");
   const records = int("records", values.records, 2);
   const seed = int("seed", values.seed, 0);
   const outageEvery = int("outage-every", values["outage-every"], 0);

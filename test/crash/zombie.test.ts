@@ -19,8 +19,10 @@
  * committed again, holds not one more output of A's first assignment, and every input has
  * exactly one output.
  *
- * Node only (child processes). Uses KAFKA_BROKERS when set (`npm run test:crash`), else
- * starts its own broker.
+ * Through KafkaJS (zombie_member.ts) and through `@platformatic/kafka`
+ * (zombie_member_platformatic.ts, run on the pinned Node 24 of scripts/install-node.mjs: the
+ * client needs Node >= 22.22). Node only (child processes). Uses KAFKA_BROKERS when set
+ * (`npm run test:crash`), else starts its own broker.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -31,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import { Kafka, logLevel } from "kafkajs";
 import { type Broker, committedOffsets, createTopic, endOffsets, startBroker } from "../broker/broker.ts";
 import { readCommitted } from "../kafka/read_committed.ts";
+import { ensureNode } from "../../scripts/install-node.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -47,8 +50,8 @@ class Member {
   readonly proc: ChildProcess;
   readonly exited: Promise<void>;
   stderr = "";
-  constructor(name: string, brokers: string, topic: string, group: string) {
-    this.proc = spawn(process.execPath, ["--import", "tsx", join(HERE, "zombie_member.ts"), JSON.stringify({ name, brokers, topic, group })], {
+  constructor(client: ZombieClient, name: string, brokers: string, topic: string, group: string) {
+    this.proc = spawn(client.node(), ["--import", "tsx", join(HERE, client.member), JSON.stringify({ name, brokers, topic, group })], {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, KAFKAJS_NO_PARTITIONER_WARNING: "1" },
     });
@@ -86,7 +89,18 @@ class Member {
   }
 }
 
-describe("exactly-once: a SIGSTOPped member whose partitions were reassigned commits nothing for them after SIGCONT", () => {
+/** A client binding the members run through: the member script and the Node that runs it. */
+interface ZombieClient {
+  readonly name: string;
+  readonly member: string;
+  readonly node: () => string;
+}
+const CLIENTS: ZombieClient[] = [
+  { name: "kafkajs", member: "zombie_member.ts", node: () => process.execPath },
+  { name: "platformatic", member: "zombie_member_platformatic.ts", node: () => ensureNode(24, { quiet: true }) },
+];
+
+for (const client of CLIENTS) describe(`exactly-once (${client.name}): a SIGSTOPped member whose partitions were reassigned commits nothing for them after SIGCONT`, () => {
   let broker: Broker | undefined;
   let brokers: string;
   const members: Member[] = [];
@@ -140,7 +154,7 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
       await producer.disconnect().catch(() => {});
     };
 
-    const a = new Member("A", brokers, topic, group);
+    const a = new Member(client, "A", brokers, topic, group);
     members.push(a);
     await a.until("A owning both partitions with a committed transaction on each", (ls) =>
       ls.some((l) => l.ev === "join" && (l.partitions as number[]).length === 2) &&
@@ -151,7 +165,7 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
     await a.until("A stopped inside a transaction", (ls) => ls.some((l) => l.ev === "stopping"), 10_000);
     const stoppedAt = Date.now();
 
-    const b = new Member("B", brokers, topic, group);
+    const b = new Member(client, "B", brokers, topic, group);
     members.push(b);
     await b.until("B owning both partitions with a committed transaction on each after its join", (ls) => {
       const j = ls.find((l) => l.ev === "join" && (l.partitions as number[]).length === 2);
@@ -162,7 +176,7 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
     const contAt = Date.now();
     r.stoppedMs = contAt - stoppedAt;
     a.signal("SIGCONT");
-    console.error(`zombie: A stopped ${((contAt - stoppedAt) / 1000).toFixed(1)} s; ${r.beforeCont} outputs of A's first assignment committed`);
+    console.error(`zombie (${client.name}): A stopped ${((contAt - stoppedAt) / 1000).toFixed(1)} s; ${r.beforeCont} outputs of A's first assignment committed`);
     await sleep(8_000); // A wakes: its finished records try to commit, it rejoins the group
     await stopProduction();
 
@@ -211,13 +225,13 @@ describe("exactly-once: a SIGSTOPped member whose partitions were reassigned com
         if (n > 1) r.duplicates += n - 1;
       }
     }
-    console.error(`zombie: ${JSON.stringify(r)}`);
+    console.error(`zombie (${client.name}): ${JSON.stringify(r)}`);
     // What happened after the wake-up, in order (ms after SIGCONT): joins, producers made, transactions not committed.
     const timeline = members.flatMap((m) => m.lines)
       .filter((l) => l.at >= contAt && (l.ev === "join" || l.ev === "producer" || (l.ev === "tx" && l.outcome !== "committed")))
       .sort((x, y) => x.at - y.at)
       .map((l) => `${l.at - contAt} ${l.member} ${l.ev}${l.ev === "join" ? ` ${JSON.stringify(l.partitions)}` : l.ev === "tx" ? ` p${l.partition} ${l.outcome} (${l.error})` : ` ${l.id}`}`);
-    console.error(`zombie timeline: ${timeline.join("; ")}`);
+    console.error(`zombie timeline (${client.name}): ${timeline.join("; ")}`);
   }, { timeout: 360_000 });
 
   after(async () => {

@@ -17,7 +17,10 @@ import type { Buffer } from "node:buffer";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import process from "node:process";
-import { KafkaJSClient } from "../../adapters/kafkajs/mod.ts";
+import { KafkaJSClient, KafkaJSTransactions } from "../../adapters/kafkajs/mod.ts";
+import { transactionalDeadLetter as kafkaJSTransactionalDeadLetter } from "../../adapters/kafkajs/dead_letter.ts";
+import type { ClientConsumer } from "../../adapters/platformatic/types.ts";
+import type { TransactionalOptions } from "../../core/consumer/transactions.ts";
 import type { ConfluentClient, ConfluentConsumerConfig, ConfluentKafka, ConfluentProducer } from "../../adapters/confluent/mod.ts";
 import { type ConsumerClient, type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/mod.ts";
 import { tapClient } from "./tap_client.ts";
@@ -36,7 +39,7 @@ export interface TestMessage {
 export type ConfluentProtocol = "eager" | "cooperative" | "consumer";
 
 /** How a suite asks for a consumer, whichever the binding. */
-export interface CreateOptions extends Omit<ParallelConsumerOptions<TestMessage>, "handler"> {
+export interface CreateOptions extends Omit<ParallelConsumerOptions<TestMessage>, "handler" | "transactional"> {
   brokers: string;
   groupId: string;
   topics: string[];
@@ -52,6 +55,8 @@ export interface CreateOptions extends Omit<ParallelConsumerOptions<TestMessage>
   onBatch?: (partition: number, size: number) => void;
   /** The group protocol: Confluent (default from CONFLUENT_PROTOCOL, else `consumer`); platformatic `eager` (default) or `cooperative`. */
   protocol?: ConfluentProtocol;
+  /** Exactly-once mode through the binding's transactional port (not the Confluent binding: it has none); dead letters then go in the transactions. */
+  transactional?: TransactionalOptions;
 }
 
 /** The bindings the suites know. */
@@ -118,6 +123,7 @@ function runnerOptions(o: CreateOptions): Omit<ParallelConsumerOptions<TestMessa
     onAssignment: _a,
     onBatch: _o,
     protocol: _p,
+    transactional: _x,
     ...rest
   } = o;
   return rest;
@@ -131,6 +137,15 @@ const KAFKAJS: Binding = {
       ...consumerConfig(o.groupId),
       ...(o.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: o.maxBytesPerPartition } : {}),
     });
+    if (o.transactional) {
+      // As createKafkaJSConsumer does: the port opens (fences) each partition, then reads and seeks.
+      const client = new KafkaJSClient(consumer, o.topics, { probe: k, ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}) });
+      const port = new KafkaJSTransactions(k, consumer, o.transactional, {
+        ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
+        ...(o.deadLetter ? { deadLetter: kafkaJSTransactionalDeadLetter({ producer: k.producer() }) } : {}),
+      });
+      return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler, transactional: { ...o.transactional, port } });
+    }
     const client = new KafkaJSClient(consumer, o.topics, {
       kafka: k,
       ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
@@ -189,7 +204,8 @@ export function platformaticRuns(): boolean {
 /** The `@platformatic/kafka` binding, or `undefined` where it cannot run. */
 async function platformaticBinding(): Promise<Binding | undefined> {
   if (!platformaticRuns()) return undefined;
-  const { PlatformaticClient } = await import("../../adapters/platformatic/mod.ts");
+  const { PlatformaticClient, PlatformaticTransactions } = await import("../../adapters/platformatic/mod.ts");
+  const { transactionalDeadLetter: platformaticTransactionalDeadLetter } = await import("../../adapters/platformatic/dead_letter.ts");
   const { Consumer, Producer } = await import("@platformatic/kafka");
   return {
     name: "platformatic",
@@ -207,6 +223,23 @@ async function platformaticBinding(): Promise<Binding | undefined> {
         rebalanceTimeout: 30_000,
         ...(o.protocol === "cooperative" ? { protocols: [{ name: "cooperative-sticky", version: 3 }] } : {}),
       });
+      if (o.transactional) {
+        // As createPlatformaticConsumer does: the port opens (fences) each partition, then reads and seeks.
+        const client = new PlatformaticClient(consumer, o.topics, {
+          maxWaitTime: 100,
+          transactional: true,
+          ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
+          ...(o.maxBytesPerPartition !== undefined ? { maxBytesPerPartition: o.maxBytesPerPartition } : {}),
+        });
+        const port = new PlatformaticTransactions({
+          consumer: consumer as unknown as ClientConsumer,
+          membership: () => client.membership(),
+          seek: (positions, unknownOnly) => client.seek(positions, unknownOnly),
+          fromBeginning: o.fromBeginning ?? false,
+          ...(o.deadLetter ? { deadLetter: platformaticTransactionalDeadLetter({ producer: new Producer({ clientId: `${clientId}-dlq`, bootstrapBrokers }) }) } : {}),
+        }, o.transactional);
+        return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler, transactional: { ...o.transactional, port } });
+      }
       const client = new PlatformaticClient(consumer, o.topics, {
         maxWaitTime: 100,
         ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),

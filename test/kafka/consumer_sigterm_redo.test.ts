@@ -21,6 +21,11 @@
  *   cut short — and within the project's bound;
  * - nothing is lost, and the group ends committed at the end offsets.
  *
+ * Through each binding this runtime runs (test/kafka/bindings.ts) but Confluent's: KafkaJS
+ * (the runtime adapter's `consume()`) on Node, Bun and Deno, and @platformatic/kafka (its
+ * `consume()`) on Bun, Deno and the Node 24 run. The next owner goes through the same
+ * binding. Confluent's binding has no `consume()` with signal handling (it is not run here).
+ *
  * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`; uses
  * KAFKA_BROKERS when set, else starts its own broker.
  */
@@ -32,9 +37,9 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { createKafkaJSConsumer } from "../../adapters/kafkajs/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
-import { consumerConfig, kafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
+import { type Binding, bindingsExcept } from "./bindings.ts";
+import { runtime, sleep, unique, waitFor } from "./helpers.ts";
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "sigterm_member.ts");
 const RECORDS = 1_800;
@@ -78,10 +83,10 @@ function readLog(path: string): MemberLog {
 }
 
 /** One stop-and-handover: the stopped member's log, what the next owner ran, and the exit time. */
-async function stopAndHandOver(brokers: string, commit: "eager" | "interval"): Promise<void> {
-  const topic = unique(`sigterm-redo-${commit}`);
-  const group = unique(`sigterm-redo-${commit}-group`);
-  const label = `${runtime()}, ${commit} commits`;
+async function stopAndHandOver(brokers: string, binding: Binding, commit: "eager" | "interval"): Promise<void> {
+  const topic = unique(`sigterm-redo-${binding.name}-${commit}`);
+  const group = unique(`sigterm-redo-${binding.name}-${commit}-group`);
+  const label = `${runtime()}, ${binding.name}, ${commit} commits`;
   await createTopic(brokers, topic, 3);
   await produce(brokers, topic, Array.from({ length: RECORDS }, (_, i) => ({ key: `k${i % 300}`, value: `${i}`, partition: i % 3 })));
   const dir = mkdtempSync(join(tmpdir(), "offset-frontier-sigterm-"));
@@ -90,7 +95,7 @@ async function stopAndHandOver(brokers: string, commit: "eager" | "interval"): P
     // The member to stop.
     const [cmd, args] = childCommand();
     const child = spawn(cmd, args, {
-      env: { ...process.env, KAFKA_BROKERS: brokers, TOPIC: topic, GROUP: group, LOG: log, GRACE_MS: String(GRACE_MS), COMMIT: commit },
+      env: { ...process.env, KAFKA_BROKERS: brokers, TOPIC: topic, GROUP: group, LOG: log, GRACE_MS: String(GRACE_MS), COMMIT: commit, BINDING: binding.name },
       stdio: ["ignore", "ignore", "pipe"],
     });
     let err = "";
@@ -110,13 +115,13 @@ async function stopAndHandOver(brokers: string, commit: "eager" | "interval"): P
     assert.ok(first.term, `${label}: the member logged its state at the signal`);
     const exitMs = Date.now() - signalledAt;
 
-    // The next owner: a member of the same group, until the group committed the end offsets.
+    // The next owner: a member of the same group through the same binding (it reads the
+    // stopped member's completed sets back), until the group committed the end offsets.
     const ends = await endOffsets(brokers, topic);
     const second: string[] = [];
-    const k = kafka(brokers);
-    const next = createKafkaJSConsumer({
-      kafka: k, // reads the stopped member's completed sets back
-      consumer: k.consumer(consumerConfig(group)),
+    const next = binding.create({
+      brokers,
+      groupId: group,
       topics: [topic],
       fromBeginning: true,
       ordering: "unordered",
@@ -161,11 +166,14 @@ async function stopAndHandOver(brokers: string, commit: "eager" | "interval"): P
   }
 }
 
-// Two members at once, each in its own group: with the default (eager) commits, and with
-// one commit a minute, where only the shutdown's own commit can cover the stopped member's work.
-test(`a member SIGTERMed mid-stream on ${runtime()} leaves at most its running records to redo`, { timeout: 120_000 }, async () => {
-  await withBroker(async (brokers) => {
-    const results = await Promise.allSettled([stopAndHandOver(brokers, "eager"), stopAndHandOver(brokers, "interval")]);
-    for (const r of results) if (r.status === "rejected") throw r.reason;
+// Per binding, two members at once, each in its own group: with the default (eager) commits,
+// and with one commit a minute, where only the shutdown's own commit can cover the stopped
+// member's work.
+for (const binding of bindingsExcept("confluent")) {
+  test(`a member SIGTERMed mid-stream on ${runtime()} through ${binding.name} leaves at most its running records to redo`, { timeout: 120_000 }, async () => {
+    await withBroker(async (brokers) => {
+      const results = await Promise.allSettled([stopAndHandOver(brokers, binding, "eager"), stopAndHandOver(brokers, binding, "interval")]);
+      for (const r of results) if (r.status === "rejected") throw r.reason;
+    });
   });
-});
+}

@@ -10,17 +10,21 @@
  * ownership gate: a reset makes its new producer only once the member knows it still owns
  * the partition), and every input still gets exactly one output.
  *
- * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`;
- * uses KAFKA_BROKERS when set, else starts its own broker.
+ * Through every binding of this runtime that has a transactional port (test/kafka/bindings.ts:
+ * KafkaJS and `@platformatic/kafka`; Confluent's binding has none). Runs unchanged under
+ * `node --import tsx --test`, `bun test` and `deno test -A`; uses KAFKA_BROKERS when set, else
+ * starts its own broker.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createKafkaJSConsumer, DEAD_LETTER_HEADERS, type TransactionEvent } from "../../adapters/kafkajs/mod.ts";
+import { DEAD_LETTER_HEADERS, type TransactionEvent } from "../../adapters/kafkajs/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
-import { asObject, consumerConfig, kafka, unique, waitFor } from "./helpers.ts";
+import { bindingsExcept } from "./bindings.ts";
+import { asObject, unique, waitFor } from "./helpers.ts";
 import { readCommitted } from "./read_committed.ts";
 
-test("exactly-once: one committed output per input, dead letters in the same transactions", { timeout: 180_000 }, async () => {
+// Confluent's binding has no transactional port (exactly-once runs through KafkaJS and @platformatic/kafka).
+for (const binding of bindingsExcept("confluent")) test(`exactly-once (${binding.name}): one committed output per input, dead letters in the same transactions`, { timeout: 180_000 }, async () => {
   await withBroker(async (brokers) => {
     const topic = unique("eos");
     const groupId = unique("eos-group");
@@ -34,16 +38,15 @@ test("exactly-once: one committed output per input, dead letters in the same tra
     const events: TransactionEvent[] = [];
     let attempts = 0;
     const controller = new AbortController();
-    const k = kafka(brokers);
-    const consumer = createKafkaJSConsumer({
-      kafka: k,
-      consumer: k.consumer(consumerConfig(groupId)),
+    const consumer = binding.create({
+      brokers,
+      groupId,
       topics: [topic],
       fromBeginning: true,
       ordering: "unordered",
       concurrency: 32,
       retry: { retries: 1, initialDelayMs: 5, jitter: 0 },
-      deadLetter: { producer: k.producer() },
+      deadLetter: true,
       transactional: { timeoutMs: 15_000 },
       signal: controller.signal,
       on: { transaction: (e) => events.push(e) },
@@ -90,7 +93,7 @@ test("exactly-once: one committed output per input, dead letters in the same tra
   });
 });
 
-test("exactly-once: a refused transaction's partition opens again on the next heartbeat, without a rebalance", { timeout: 180_000 }, async () => {
+for (const binding of bindingsExcept("confluent")) test(`exactly-once (${binding.name}): a refused transaction's partition opens again on the next heartbeat, without a rebalance`, { timeout: 180_000 }, async () => {
   await withBroker(async (brokers) => {
     const topic = unique("eos-reset");
     const groupId = unique("eos-reset-group");
@@ -103,12 +106,10 @@ test("exactly-once: a refused transaction's partition opens again on the next he
     let huge = false; // one output over the broker's 1 MiB message.max.bytes, once: its transaction is refused
     let joins = 0;
     const controller = new AbortController();
-    const k = kafka(brokers);
-    const kc = k.consumer(consumerConfig(groupId));
-    kc.on(kc.events.GROUP_JOIN, () => void joins++);
-    const consumer = createKafkaJSConsumer({
-      kafka: k,
-      consumer: kc,
+    const consumer = binding.create({
+      brokers,
+      groupId,
+      onAssignment: () => void joins++, // every assignment: a join
       topics: [topic],
       fromBeginning: true,
       ordering: "unordered",
@@ -147,5 +148,68 @@ test("exactly-once: a refused transaction's partition opens again on the next he
     assert.equal(byInput.size, N, "every input has an output");
     for (const [from, n] of byInput) assert.equal(n, 1, `${from}: ${n} outputs`);
     assert.ok(out.every((r) => r.value.length < 100), "the refused transaction's huge output was never committed");
+  });
+});
+
+for (const binding of bindingsExcept("confluent")) test(`exactly-once (${binding.name}): the completed set committed in a transaction is read back by the next member: no output twice`, { timeout: 180_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const topic = unique("eos-claim");
+    const groupId = unique("eos-claim-group");
+    await createTopic(brokers, topic, 1);
+    await createTopic(brokers, `${topic}.out`, 1);
+    const N = 60;
+    const HEAD = 5; // never finishes in the first member: its safe position stays there
+    await produce(brokers, topic, Array.from({ length: N }, (_, i) => ({ key: `k${i}`, value: `v${i}` })));
+    const ends = asObject(await endOffsets(brokers, topic));
+    const run = (ran: number[], stuck: boolean) => {
+      const controller = new AbortController();
+      const consumer = binding.create({
+        brokers,
+        groupId,
+        topics: [topic],
+        fromBeginning: true,
+        ordering: "unordered",
+        concurrency: 100,
+        shutdownGraceMs: 500,
+        transactional: { timeoutMs: 15_000 },
+        signal: controller.signal,
+        handler: async (message, { partition, offset, send, signal }) => {
+          ran.push(offset);
+          send!({ topic: `${topic}.out`, partition, key: message.key, value: message.value, headers: { from: `${partition}:${offset}` } });
+          if (stuck && offset === HEAD) {
+            await new Promise((r) => signal.addEventListener("abort", r, { once: true }));
+            throw new Error("stopped");
+          }
+        },
+      });
+      return { consumer, controller };
+    };
+    const first: number[] = [];
+    const a = run(first, true);
+    await a.consumer.start();
+    // Every output but the head's committed: the transactions carried offset HEAD and a completed set past it.
+    await waitFor(() => (a.consumer.metrics().transactions?.records ?? 0) >= N - 1, 60_000, `${N - 1} outputs committed (${JSON.stringify(a.consumer.metrics().transactions)})`);
+    assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), { 0: String(HEAD) });
+    a.controller.abort();
+    await a.consumer.done;
+
+    const second: number[] = [];
+    const b = run(second, false);
+    await b.consumer.start();
+    const t0 = Date.now();
+    while (asObject(await committedOffsets(brokers, groupId, topic))[0] !== ends[0]) {
+      if (Date.now() - t0 > 60_000) assert.fail(`the second member did not commit the end within 60 s: ${JSON.stringify(b.consumer.metrics().transactions)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    b.controller.abort();
+    await b.consumer.done;
+
+    // The completed set came back with the offset: only the head ran again.
+    assert.deepEqual(second, [HEAD], `the second member ran ${second.join(", ")}`);
+    const out = await readCommitted(brokers, `${topic}.out`);
+    const byInput = new Map<string, number>();
+    for (const r of out) byInput.set(r.headers.from, (byInput.get(r.headers.from) ?? 0) + 1);
+    assert.equal(byInput.size, N, "every input has an output");
+    for (const [from, n] of byInput) assert.equal(n, 1, `${from}: ${n} outputs`);
   });
 });

@@ -36,6 +36,7 @@ function setup(cooperative: boolean) {
   const m = new Membership({
     consumer: consumer as unknown as ClientConsumer,
     cooperative,
+    transactional: false,
     settings: { maxWaitTime: 100, maxBytesPerPartition: 1, maxBytes: 1, readCommitted: true, fromBeginning: true },
     sink: () => sink as unknown as ClientSink<PlatformaticMessage>,
     fetcher: () => fetcher as unknown as Fetcher,

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ParallelConsumer, ShutdownCommitError } from "../../core/mod.ts";
-import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
+import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 /** A consumer whose commits, while `state.down`, report the cluster out of reach and fail (as the KafkaJS binding's do). */
 async function finishedWhileDown(records: number, upFor: number): Promise<{ client: MemoryClient; c: ParallelConsumer<Msg>; state: { down: boolean }; errors: unknown[] }> {
@@ -63,5 +63,52 @@ describe("shutdown during an outage", () => {
     assert.deepEqual(report[0].partitions, [{ topic: "t", partition: 0, safe: 100, confirmed: 20 }]);
     assert.match(report[0].message, /could not commit t\/0 at 100 \(last acknowledged 20\).*up to 80 offsets/);
     assert.ok(c.state === "stopped");
+  });
+});
+
+// Issue 33: a member that stays in the group through an outage (the @platformatic/kafka
+// binding; KafkaJS crashes and loses its partitions first) is SIGTERMed while the stall guard
+// holds. The drain used to lift the hold (the consumer was no longer live) and start what
+// it had queued below the highest started offset: records that could not be committed
+// either and that the next owner ran again (145 of one chaos member's 691 redone records).
+describe("shutdown while the stall guard holds", () => {
+  test("the drain starts nothing: only the records running at the shutdown finish", async () => {
+    const client = new MemoryClient();
+    const errors: unknown[] = [];
+    client.commitImpl = () => {
+      const error = new Error("Connection error: connect ECONNREFUSED 127.0.0.1:9092");
+      client.sink.unavailable(error, ["127.0.0.1:9092"]);
+      return Promise.reject(error);
+    };
+    const started: number[] = [];
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "key",
+      concurrency: 4,
+      handler: async (_m, { offset }) => {
+        started.push(offset);
+        if (offset === 0) await gate; // running when the shutdown comes
+      },
+      on: { error: (e) => errors.push(e.error) },
+    });
+    await c.start();
+    client.sink.assigned([{ topic: "t", partition: 0 }]);
+    // Offsets 0–8 share key "a" (1–8 wait behind 0), 9 has key "b" and runs at once: 1–8 sit
+    // below the highest started offset, which a drain keeps.
+    client.deliver("t", 0, range(0, 10), 10, (o) => (o === 9 ? "b" : "a"));
+    await until(() => started.includes(9) && client.commits.length > 0, 3_000, "record 9 finished, its commit failed");
+    await sleep(50); // the hold is on (the commit reported the cluster out of reach)
+    assert.deepEqual([...started].sort((a, b) => a - b), [0, 9]);
+    const stopping = c.shutdown(600);
+    await sleep(50);
+    release(); // record 0 finishes during the drain
+    await stopping;
+    assert.deepEqual([...started].sort((a, b) => a - b), [0, 9], "nothing started after the shutdown began");
+    const report = errors.filter((e): e is ShutdownCommitError => e instanceof ShutdownCommitError);
+    assert.equal(report.length, 1, "one report");
+    assert.equal(report[0].partitions[0].safe, 1, "the safe position counts record 0, which was running");
+    assert.equal(c.state, "stopped");
   });
 });

@@ -1,0 +1,423 @@
+/**
+ * The `@platformatic/kafka` (2.12) plumbing of the exactly-once mode: one transactional
+ * producer per assigned input partition, `transactionalId = <prefix>-<topic>-<partition>`
+ * (the ids the KafkaJS binding uses, so a group moving between the two bindings fences
+ * across them).
+ *
+ * Fencing, twice over:
+ * - the transactional id: the new owner's InitProducerId (the first `beginTransaction` of a
+ *   new producer, sent with producer id -1 and epoch -1: the client's default of 0 and 0 is
+ *   refused with PRODUCER_FENCED once the id has a producer) aborts whatever the old owner
+ *   left open, or waits until a commit it had begun completes, and bumps the epoch, so every
+ *   later request of the old owner's producer fails (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH);
+ * - the group generation (KIP-447): the offsets go in a TxnOffsetCommit that carries this
+ *   member's id and the generation of the current assignment (transaction_steps.ts), which
+ *   the coordinator refuses once the member is no longer in it (ILLEGAL_GENERATION,
+ *   UNKNOWN_MEMBER_ID). Nothing is sent between assignments.
+ * The committed offsets are read only after the fencing, with require-stable (a pending
+ * transactional commit is waited out), so they are stable; then the binding's fetch
+ * positions seek back to them.
+ *
+ * As with KafkaJS, producers are made when a partition is assigned (every assignment fences
+ * anew) and at a reset after a failed, timed-out or fenced transaction (the runner asks for
+ * it only once this member is known to still own the partition: an answered heartbeat sent
+ * after the failure, or a new assignment); a revoked or lost partition's producer is closed.
+ * A producer whose transaction failed never begins another: the client keeps a transaction
+ * that failed in place, and after INVALID_PRODUCER_EPOCH it forgets its producer id, so its
+ * next `beginTransaction` would send InitProducerId again.
+ *
+ * Outcomes: `fenced` whenever the broker said so (also just after the transaction's
+ * timeout); `aborted` otherwise.
+ *
+ * @module
+ */
+import { kOptions, Producer } from "@platformatic/kafka";
+import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import type {
+  OpenPartition,
+  PartitionTransaction,
+  TransactionalOptions,
+  TransactionalPort,
+  TransactionOutcome,
+} from "../../core/consumer/transactions.ts";
+import { describe, InvalidArgumentError } from "../../core/errors.ts";
+import { tpKey } from "../shared/topic_partitions.ts";
+import { REQUEST_BYTES, sizeOf, timeout, TransactionTimeoutError, VERDICT_GRACE_MS } from "../shared/transaction_bounds.ts";
+import { readCommitted } from "./group_requests.ts";
+import { isFenced, type Membership, type ProducedMessage, sendTxnOffsets, toPlatformaticMessage } from "./transaction_steps.ts";
+import type { ClientConsumer, ClientProducer } from "./types.ts";
+
+/** The exactly-once mode's options of the `@platformatic/kafka` binding. */
+export interface PlatformaticTransactionalOptions extends TransactionalOptions {
+  /** Prefix of the transactional ids, `<prefix>-<topic>-<partition>`. Default: the group id. Must be the same on every member. */
+  idPrefix?: string;
+  /**
+   * The broker's timeout of a transaction (the producers' `timeout`, which the client sends
+   * as InitProducerId's transaction timeout and also uses as its request timeout): an open
+   * transaction of a member that died and whose partition nobody took over is aborted after
+   * it. Default 60,000 ms.
+   */
+  transactionTimeoutMs?: number;
+  /**
+   * `"partition"` (default): one transactional producer per assigned partition, fenced by its
+   * transactional id and by the group generation. `"member"` (one producer for every
+   * partition of the member, one transaction per commit cycle, fenced by the group generation
+   * alone: member_transactions.ts) is refused by `createPlatformaticConsumer` for now: a chaos
+   * round through it committed input offsets without their outputs.
+   */
+  producers?: "partition" | "member";
+}
+
+/**
+ * Checks the binding's transactional options (the runner checks `timeoutMs`).
+ * @throws {InvalidArgumentError} naming the option and the value
+ */
+export function checkTransactionalOptions(options: PlatformaticTransactionalOptions): void {
+  const v = options.idPrefix;
+  if (v !== undefined && (typeof v !== "string" || v.length === 0 || /\s/.test(v))) {
+    throw new InvalidArgumentError(`transactional.idPrefix must be a non-empty string without spaces; got ${describe(v)}`);
+  }
+  const tt = options.transactionTimeoutMs;
+  if (tt !== undefined && (!Number.isSafeInteger(tt) || tt < 1)) {
+    throw new InvalidArgumentError(`transactional.transactionTimeoutMs must be an integer ≥ 1; got ${describe(tt)}`);
+  }
+  const pr = options.producers;
+  if (pr !== undefined && pr !== "partition" && pr !== "member") {
+    throw new InvalidArgumentError(`transactional.producers must be "partition" or "member"; got ${describe(pr)}`);
+  }
+}
+
+/** What the producers per partition cost so far. */
+export interface PlatformaticProducerStats {
+  /** Producers open now (one per assigned partition at most). */
+  open: number;
+  /** Producers made since start. */
+  created: number;
+  /** Producers closed since start. */
+  closed: number;
+  /** InitProducerId (connect included) of the last producer, ms. */
+  lastInitMs: number | undefined;
+  /** Largest InitProducerId, ms. */
+  maxInitMs: number | undefined;
+  /** Sum of every InitProducerId, ms (divide by `created`). */
+  totalInitMs: number;
+}
+
+/** What {@link PlatformaticTransactions} reads and drives of the binding. */
+export interface PlatformaticTransactionInputs {
+  /** The binding's consumer (group, coordinator connection, connection options of the producers). */
+  readonly consumer: ClientConsumer;
+  /** The generation of the current assignment and this member's id, `undefined` between assignments. */
+  readonly membership: () => Membership | undefined;
+  /** Seeks the fetch positions of partitions of the current assignment (by `tpKey`); `unknownOnly`: only where none is known yet. */
+  readonly seek: (positions: ReadonlyMap<string, number>, unknownOnly: boolean) => void;
+  /** No committed offset and no fallback: start at the earliest offset (else the latest). */
+  readonly fromBeginning: boolean;
+  /** The dead letter of a record, as an output of its transaction. */
+  readonly deadLetter?: TransactionalPort["deadLetter"];
+  /** Closed with the producers (a dead-letter producer given but not used in this mode). */
+  readonly alsoClose?: { close(): Promise<unknown> };
+  /** An open that failed and will be tried again (diagnostics: the port retries until the partitions end). */
+  readonly openFailed?: (error: unknown, partitions: readonly TopicPartition[]) => void;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The connection options of the consumer that its producers share. */
+const CONNECTION_OPTIONS = ["bootstrapBrokers", "sasl", "tls", "ssl", "tlsServerName", "connectTimeout", "metadataMaxAge", "clientRack", "context"] as const;
+
+/**
+ * The fetch positions come back to what the broker holds (a reset redoes from there): the
+ * committed offset, else where the reset tracker began, else (a fresh partition) the
+ * earliest or latest offset.
+ */
+export async function seekBack(inputs: PlatformaticTransactionInputs, partitions: readonly OpenPartition[], committed: readonly CommittedPosition[]): Promise<void> {
+  const at = new Map(committed.map((p) => [tpKey(p.topic, p.partition), p.offset]));
+  const known = new Map<string, number>();
+  const missing = new Map<string, number[]>();
+  for (const p of partitions) {
+    const key = tpKey(p.topic, p.partition);
+    const offset = at.get(key) ?? p.fallback;
+    if (offset !== undefined) known.set(key, offset);
+    else missing.set(p.topic, [...(missing.get(p.topic) ?? []), p.partition]);
+  }
+  const ends = new Map<string, number>();
+  if (missing.size > 0) {
+    const answer = await inputs.consumer.listOffsets({
+      topics: [...missing.keys()],
+      partitions: Object.fromEntries(missing),
+      timestamp: inputs.fromBeginning ? -2n : -1n,
+      isolationLevel: 1,
+    });
+    for (const [topic, ps] of missing) {
+      for (const partition of ps) {
+        const o = Number(answer.get(topic)?.[partition]);
+        if (!Number.isSafeInteger(o) || o < 0) throw new Error(`no start offset for ${topic}/${partition}`);
+        ends.set(tpKey(topic, partition), o);
+      }
+    }
+  }
+  inputs.seek(known, false);
+  // Nothing committed and nothing delivered before: a position the fetcher already has stays.
+  if (ends.size > 0) inputs.seek(ends, true);
+}
+
+/** The connection options of the consumer (`consumer[kOptions]`) that its producers share. */
+export function connectionOptions(from: Record<string, unknown>): Record<string, unknown> & { bootstrapBrokers: string[] } {
+  const connection: Record<string, unknown> = {};
+  for (const name of CONNECTION_OPTIONS) if (from[name] !== undefined) connection[name] = from[name];
+  return { ...connection, bootstrapBrokers: (from.bootstrapBrokers ?? []) as string[] };
+}
+
+interface PartitionProducer {
+  readonly producer: ClientProducer;
+  /** Transactions in flight or waiting for the one before them. */
+  busy: number;
+  /** Settles when the last transaction handed to it settled: one transaction at a time per producer. */
+  tail: Promise<void>;
+  /** Its last transaction failed or timed out (outcome unknown): never used again. */
+  broken: boolean;
+  /** The broker's answer that fenced it, once one did: a transaction queued behind is refused for the same reason. */
+  fenced: unknown;
+  /** Settles when its last transaction ended or passed its timeout: a producer is replaced or closed only then. */
+  quiet: Promise<void>;
+}
+
+/**
+ * The {@link TransactionalPort} over `@platformatic/kafka`. Made by
+ * `createPlatformaticConsumer` from its `transactional` option; exposed for its {@link stats}.
+ */
+export class PlatformaticTransactions implements TransactionalPort {
+  readonly #in: PlatformaticTransactionInputs;
+  readonly #options: PlatformaticTransactionalOptions;
+  readonly #producers = new Map<string, PartitionProducer>();
+  #closed = false;
+  readonly #stats: PlatformaticProducerStats = { open: 0, created: 0, closed: 0, lastInitMs: undefined, maxInitMs: undefined, totalInitMs: 0 };
+  /** The dead letter of a record (set when dead letters are configured). */
+  readonly deadLetter?: TransactionalPort["deadLetter"];
+
+  /**
+   * The transactional plumbing of one consumer.
+   * @param inputs the binding's consumer, membership and seek
+   * @param options transactional options
+   */
+  constructor(inputs: PlatformaticTransactionInputs, options: PlatformaticTransactionalOptions = {}) {
+    checkTransactionalOptions(options);
+    this.#in = inputs;
+    this.#options = options;
+    if (inputs.deadLetter) this.deadLetter = inputs.deadLetter;
+  }
+
+  /** What the producers cost so far. */
+  stats(): PlatformaticProducerStats {
+    return { ...this.#stats, open: this.#producers.size };
+  }
+
+  /** The transactional id of a partition's producer. */
+  transactionalId(topic: string, partition: number): string {
+    return `${this.#options.idPrefix ?? this.#in.consumer.groupId}-${topic}-${partition}`;
+  }
+
+  async open(partitions: readonly OpenPartition[], signal: AbortSignal): Promise<readonly CommittedPosition[]> {
+    // The producers this open set up: an aborted open closes them (left in place, one could fence the new owner later).
+    const mine = new Map<string, PartitionProducer>();
+    const aborted = (): Error => {
+      this.#forget(mine);
+      return new Error("the partitions ended before their producers were open");
+    };
+    for (let attempt = 0; ; attempt++) {
+      if (signal.aborted || this.#closed) throw aborted();
+      try {
+        // Every producer settles before the next step: none is set up after an abort released them.
+        const ready = await Promise.allSettled(partitions.map((p) => this.#ready(p, mine)));
+        const failed = ready.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (failed) throw failed.reason;
+        // Require-stable: a transaction of the old owner still pending is waited out (retried).
+        const positions = await readCommitted(this.#in.consumer, partitions);
+        if (signal.aborted || this.#closed) throw aborted();
+        await seekBack(this.#in, partitions, positions);
+        if (signal.aborted || this.#closed) throw aborted();
+        return positions;
+      } catch (error) {
+        if (signal.aborted || this.#closed) {
+          this.#forget(mine);
+          throw error;
+        }
+        this.#in.openFailed?.(error, partitions);
+        await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
+      }
+    }
+  }
+
+  /** Closes and forgets the producers of `mine` that are still the ones in place (a later open's stay). */
+  #forget(mine: ReadonlyMap<string, PartitionProducer>): void {
+    for (const [key, pp] of mine) {
+      if (this.#producers.get(key) !== pp) continue;
+      this.#producers.delete(key);
+      void this.#disconnect(pp);
+    }
+  }
+
+  /** A new transactional producer for the partition (connection options from the consumer). */
+  #producer(topic: string, partition: number): ClientProducer {
+    const from = this.#in.consumer[kOptions] as unknown as Record<string, unknown>;
+    return new Producer({
+      ...connectionOptions(from),
+      clientId: `${this.#in.consumer.clientId}-tx-${partition}`,
+      idempotent: true,
+      transactionalId: this.transactionalId(topic, partition),
+      timeout: this.#options.transactionTimeoutMs ?? 60_000,
+      // CONCURRENT_TRANSACTIONS answers a transaction begun while the previous one's markers
+      // are still being written: retry soon (the client's default waits 1 s each time).
+      retries: 10,
+      retryDelay: (_client: unknown, _op: string, attempt: number) => Math.min(1_000, 10 * 2 ** attempt),
+    }) as unknown as ClientProducer;
+  }
+
+  /**
+   * The partition's producer, open and initialised (fencing every earlier one), unless a kept
+   * healthy one is there; one it sets up is recorded in `mine`.
+   */
+  async #ready(p: OpenPartition, mine: Map<string, PartitionProducer>): Promise<void> {
+    const key = tpKey(p.topic, p.partition);
+    const old = this.#producers.get(key);
+    if (old && p.kept && !old.busy && !old.broken) return;
+    if (old) {
+      this.#producers.delete(key);
+      // A transaction still in flight (a revoke's last one, racing the rejoin) ends first:
+      // the new producer's InitProducerId would abort it, losing work this member owned.
+      if (old.busy) await old.quiet;
+      void this.#disconnect(old);
+    }
+    const started = performance.now();
+    const producer = this.#producer(p.topic, p.partition);
+    this.#stats.created++;
+    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false, fenced: undefined, quiet: Promise.resolve() };
+    try {
+      // The first transaction sends InitProducerId (with -1/-1: take the id over, whoever held
+      // it); nothing is added, so it is only forgotten locally.
+      const t = await producer.beginTransaction({ producerId: -1n, producerEpoch: -1 });
+      await t.cancel();
+    } catch (error) {
+      void this.#disconnect(pp);
+      throw error;
+    }
+    const ms = performance.now() - started;
+    this.#stats.lastInitMs = ms;
+    this.#stats.totalInitMs += ms;
+    if (this.#stats.maxInitMs === undefined || ms > this.#stats.maxInitMs) this.#stats.maxInitMs = ms;
+    if (this.#closed) {
+      // Closed meanwhile (shutdown): an open producer would keep the process alive.
+      void this.#disconnect(pp);
+      throw new Error("the transactional producers were closed");
+    }
+    const now = this.#producers.get(key);
+    if (now) void this.#disconnect(now); // a concurrent open won: keep the newest (it fenced the other)
+    this.#producers.set(key, pp);
+    mine.set(key, pp);
+  }
+
+  commit(transactions: readonly PartitionTransaction[], timeoutMs: number): Promise<readonly TransactionOutcome[]> {
+    // The generation of the assignment the proposal was made in (the runner calls this in
+    // that tick): a transaction that reaches its offsets after a rebalance is refused.
+    const membership = this.#in.membership();
+    return Promise.all(transactions.map((t) => this.#one(t, timeoutMs, membership)));
+  }
+
+  async #one(t: PartitionTransaction, timeoutMs: number, membership: Membership | undefined): Promise<TransactionOutcome> {
+    const pp = this.#producers.get(tpKey(t.topic, t.partition));
+    if (pp?.fenced !== undefined) return { ok: false, fenced: true, error: pp.fenced };
+    if (!pp || pp.broken || this.#closed) {
+      return { ok: false, fenced: false, error: new Error(`no usable transactional producer for ${t.topic}/${t.partition}`) };
+    }
+    pp.busy++;
+    const before = pp.tail;
+    // The broker's verdict, as soon as a step failed (before the abort, which may take as long again).
+    let refused!: (error: unknown) => void;
+    const verdict = new Promise<unknown>((r) => (refused = r));
+    const run = (async () => {
+      // A revoke's urgent commit may overlap the periodic one: they go one after the other.
+      await before;
+      if (pp.fenced !== undefined) throw pp.fenced; // queued behind the transaction the broker fenced
+      if (pp.broken) throw new Error(`the previous transaction of ${t.topic}/${t.partition} failed`);
+      const producer = pp.producer;
+      const txn = await producer.beginTransaction();
+      try {
+        // Requests of at most ~REQUEST_BYTES: one record batch per output partition must stay
+        // under the broker's message.max.bytes (1 MiB by default).
+        for (let i = 0; i < t.outputs.length;) {
+          const messages: ProducedMessage[] = [];
+          let bytes = 0;
+          for (; i < t.outputs.length && (bytes < REQUEST_BYTES || messages.length === 0); i++) {
+            bytes += sizeOf(t.outputs[i]);
+            messages.push(toPlatformaticMessage(t.outputs[i]));
+          }
+          await txn.send({ messages });
+        }
+        await txn.addConsumer(this.#in.consumer); // AddOffsetsToTxn for the group
+        if (membership === undefined) throw new Error(`the group is rebalancing (no current generation): the offsets of ${t.topic}/${t.partition} were not sent`);
+        await sendTxnOffsets(this.#in.consumer, producer, membership, [t]);
+        await txn.commit();
+      } catch (error) {
+        // First: no transaction begins on this producer again.
+        pp.broken = true;
+        if (isFenced(error)) pp.fenced ??= error;
+        refused(error);
+        // Best effort: a fenced producer cannot abort; the next owner's (or our reset's) InitProducerId does.
+        // The tail (the next transaction's start) waits for this abort to settle, within its bound.
+        if (producer.transaction === txn && !txn.completed) await timeout(txn.abort(), timeoutMs, "the abort").catch(() => {});
+        throw error;
+      }
+    })();
+    pp.tail = run.catch(() => {});
+    const bounded = timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
+    pp.quiet = bounded.then(() => {}, () => {});
+    try {
+      await bounded;
+      return { ok: true };
+    } catch (error) {
+      pp.broken = true; // its outcome may be unknown: the reset's new producer settles it
+      if (!(error instanceof TransactionTimeoutError)) return { ok: false, fenced: isFenced(error), error };
+      // Timed out: the broker's answer may be just behind (a process stopped past the bound
+      // reads it right after the timer fired). A fencing it reports names the outcome.
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      const said = await Promise.race([
+        verdict,
+        new Promise<undefined>((r) => (grace = setTimeout(() => r(undefined), Math.min(VERDICT_GRACE_MS, timeoutMs)))),
+      ]).finally(() => clearTimeout(grace));
+      return isFenced(said) ? { ok: false, fenced: true, error: said } : { ok: false, fenced: false, error };
+    } finally {
+      // A timed-out run may still be going: the producer counts as busy until it settles.
+      void run.catch(() => {}).finally(() => pp.busy--);
+    }
+  }
+
+  async release(partitions: readonly TopicPartition[]): Promise<void> {
+    const gone: PartitionProducer[] = [];
+    for (const p of partitions) {
+      const key = tpKey(p.topic, p.partition);
+      const pp = this.#producers.get(key);
+      if (!pp) continue;
+      this.#producers.delete(key);
+      gone.push(pp);
+    }
+    // A transaction in flight (a revoke's last one, racing the rejoin) may still end before the
+    // next owner's InitProducerId: closing under it would only abort it.
+    await Promise.all(gone.map(async (pp) => {
+      if (pp.busy) await pp.quiet;
+      await this.#disconnect(pp);
+    }));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const all = [...this.#producers.values()];
+    this.#producers.clear();
+    await Promise.all([...all.map((pp) => this.#disconnect(pp)), this.#in.alsoClose?.close().catch(() => {})]);
+  }
+
+  async #disconnect(pp: PartitionProducer): Promise<void> {
+    this.#stats.closed++;
+    await pp.producer.close().catch(() => pp.producer.close(true).catch(() => {}));
+  }
+}
