@@ -7,13 +7,17 @@
  * batch handler (`key` ordering, `batch: { maxRecords: 16, maxWaitMs: 0 }`, a no-op that
  * returns nothing: every record ok), timed until its last batch ran; maxWaitMs 0 so that
  * the round's last, partial batch runs on the next timer tick instead of 10 ms later.
+ * Keys are Buffers, read as the bindings read them (`keyOf`: a latin1 string; `keyHashOf`:
+ * a hash of the bytes); `--string-keys`: strings, and a client without `keyHashOf`.
  *
- *     node --import tsx bench/consumer_path.ts [--batches N] [--batch N] [--rounds N]
+ *     node --import tsx bench/consumer_path.ts [--batches N] [--batch N] [--rounds N] [--async] [--string-keys] [--cpu]
  *     bun bench/consumer_path.ts …;  deno run -A bench/consumer_path.ts …
  *
  * @module
  */
+import { Buffer } from "node:buffer";
 import process from "node:process";
+import { keyBytesHash } from "../adapters/shared/key_hash.ts";
 import {
   type BatchContext,
   type ClientSink,
@@ -37,19 +41,39 @@ against calling the handler with a fresh context per record.
   --batch N     records per batch (default 10000, KafkaJS's size for 1 MB of small records)
   --rounds N    measured rounds after one discarded (default 7)
   --async       the handler returns a resolved promise (the queued path) instead of returning at once
+  --cpu         time by the process's CPU time (user + system, all threads) instead of the
+                wall clock: steadier when other processes share the machine
+  --string-keys keys are strings and the client has no keyHashOf (the batch check hashes keyOf's
+                strings) instead of KafkaJS's Buffers with the bindings' keyOf and keyHashOf
   -h, --help    this text`,
-  { batches: { type: "string" }, batch: { type: "string" }, rounds: { type: "string" }, async: { type: "boolean" } },
+  {
+    batches: { type: "string" },
+    batch: { type: "string" },
+    rounds: { type: "string" },
+    async: { type: "boolean" },
+    "string-keys": { type: "boolean" },
+    cpu: { type: "boolean" },
+  },
 );
 const BATCHES = o.batches === undefined ? 30 : intFlag(NAME, "batches", o.batches, 1);
 const BATCH = o.batch === undefined ? 10_000 : intFlag(NAME, "batch", o.batch, 1);
 const ROUNDS = o.rounds === undefined ? 7 : intFlag(NAME, "rounds", o.rounds, 1);
 const ASYNC = o.async === true;
+const STRING_KEYS = o["string-keys"] === true;
+const CPU = o.cpu === true;
+/** Milliseconds on the chosen clock: the wall clock, or (`--cpu`) the process's CPU time. */
+const now = CPU
+  ? (): number => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  }
+  : (): number => performance.now();
 const PARTITIONS = 3;
 const KEYS = 10_000;
 
-/** A record as a client hands it over (KafkaJS-like: the offset as a string, a key). */
+/** A record as a client hands it over (KafkaJS-like: the offset as a string, the key as a Buffer; with `--string-keys` a string). */
 interface Msg {
-  key: string;
+  key: Buffer | string;
   value: string;
   offset: string;
 }
@@ -73,7 +97,14 @@ class InMemoryClient implements ConsumerClient<Msg> {
     return Promise.resolve();
   }
   keyOf(m: Msg): string | undefined {
-    return m.key;
+    return typeof m.key === "string" ? m.key : m.key.toString("latin1"); // as the bindings do
+  }
+}
+
+/** With Buffer keys: the bindings' key hash too (over the bytes, no string). */
+class InMemoryBytesClient extends InMemoryClient {
+  keyHashOf(m: Msg): number | undefined {
+    return keyBytesHash(m.key as Buffer);
   }
 }
 
@@ -85,7 +116,8 @@ function batch(r: number, b: number): { partition: number; messages: Msg[]; offs
   const messages: Msg[] = new Array(BATCH);
   const offsets = new Float64Array(BATCH);
   for (let i = 0; i < BATCH; i++) {
-    messages[i] = { key: `k${(first + i) % KEYS}`, value: "x", offset: String(first + i) };
+    const key = `k${(first + i) % KEYS}`;
+    messages[i] = { key: STRING_KEYS ? key : Buffer.from(key, "latin1"), value: "x", offset: String(first + i) };
     offsets[i] = first + i;
   }
   return { partition, messages, offsets, next: first + BATCH };
@@ -96,9 +128,9 @@ function timeRound(r: number, take: (b: ReturnType<typeof batch>) => void): numb
   let ms = 0;
   for (let b = 0; b < BATCHES; b++) {
     const x = batch(r, b);
-    const t0 = performance.now();
+    const t0 = now();
     take(x);
-    ms += performance.now() - t0;
+    ms += now() - t0;
   }
   return ms;
 }
@@ -126,15 +158,15 @@ async function timeRoundAsync(r: number, take: (b: ReturnType<typeof batch>) => 
   let ms = 0;
   for (let b = 0; b < BATCHES; b++) {
     const x = batch(r, b);
-    const t0 = performance.now();
+    const t0 = now();
     await take(x);
-    ms += performance.now() - t0;
+    ms += now() - t0;
   }
   return ms;
 }
 
 async function runner(ordering: Ordering, batched = false): Promise<number[]> {
-  const client = new InMemoryClient();
+  const client = STRING_KEYS ? new InMemoryClient() : new InMemoryBytesClient();
   let handled = 0, delivered = 0;
   const handler = ASYNC ? (m: Msg, ctx: RecordContext) => Promise.resolve(noop(m, ctx)).then(() => void handled++) : noop;
   const batchHandler = (messages: Msg[], { records }: BatchContext): void => {
@@ -173,7 +205,7 @@ const version = process.versions.bun ?? (globalThis as { Deno?: { version: { den
   process.versions.node;
 console.log(
   `${runtimeName()} ${version}: ${records.toLocaleString("en")} records per round, ${ROUNDS} rounds, medians, ` +
-    `handler ${ASYNC ? "returns a resolved promise" : "returns at once"}`,
+    `handler ${ASYNC ? "returns a resolved promise" : "returns at once"}, keys ${STRING_KEYS ? "strings (no keyHashOf)" : "Buffers (keyOf and keyHashOf as the bindings)"}, ${CPU ? "CPU time" : "wall clock"}`,
 );
 console.log("| path | records/s | ns per record over the floor |");
 console.log("|---|---:|---:|");

@@ -52,6 +52,7 @@ import type {
   ConfluentTopicPartition,
 } from "./types.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
+import { keyBytesHash } from "../shared/key_hash.ts";
 
 /**
  * How long the rebalance callback waits for the committed read at assignment before it
@@ -378,6 +379,10 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   keyOf(message: ConfluentMessage): string | undefined {
     const key = message.key;
     return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
+  }
+
+  keyHashOf(message: ConfluentMessage): number | undefined {
+    return keyBytesHash(message.key); // over the bytes: no string per record
   }
 
   /**

@@ -59,6 +59,7 @@ import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, ProbeRes
 import { probeSeedBrokers } from "./probe.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
+import { keyBytesHash } from "../shared/key_hash.ts";
 
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
@@ -360,6 +361,10 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   keyOf(message: KafkaMessage): string | undefined {
     const key = message.key;
     return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
+  }
+
+  keyHashOf(message: KafkaMessage): number | undefined {
+    return keyBytesHash(message.key); // over the bytes: no string per record
   }
 
   #onJoin(memberAssignment: Record<string, number[]>, groupId: string): void {

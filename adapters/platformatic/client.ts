@@ -33,6 +33,7 @@ import type { Buffer } from "node:buffer";
 import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
+import { keyBytesHash } from "../shared/key_hash.ts";
 import { sleepUnlessAborted, unlessAborted } from "../kafkajs/waits.ts";
 import { PlatformaticCommits } from "./commits.ts";
 import { type PlatformaticDeadLetterOptions, PlatformaticDeadLetters } from "./dead_letter.ts";
@@ -249,6 +250,10 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
   keyOf(message: PlatformaticMessage): string | undefined {
     const key = message.key;
     return key == null ? undefined : key.toString("latin1"); // one char per byte: distinct keys stay distinct
+  }
+
+  keyHashOf(message: PlatformaticMessage): number | undefined {
+    return keyBytesHash(message.key); // over the bytes: no string per record
   }
 
   async #closeClients(): Promise<void> {

@@ -185,6 +185,14 @@ export interface ConsumerClient<M> {
   close(): Promise<void>;
   /** The record's key for `ordering: "key"`; `undefined` = no key (not ordered against other records). */
   keyOf?(message: M): string | undefined;
+  /**
+   * Optional, beside {@link keyOf}: a 32-bit hash of the record's key, equal for records
+   * whose `keyOf` keys are equal, `undefined` exactly when `keyOf` is. The batch handler's
+   * check that a batch holds no key twice (`key` ordering) reads it instead of `keyOf`, so
+   * that a binding whose keys are bytes makes no string per record (the check compares the
+   * keys themselves only when two hashes are equal). Without it the check hashes `keyOf`.
+   */
+  keyHashOf?(message: M): number | undefined;
   /** Produces the record to the dead-letter topic; resolves only when the broker acknowledged. */
   deadLetter?(message: M, info: DeadLetterInfo): Promise<void>;
   /**

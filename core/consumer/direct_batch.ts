@@ -15,15 +15,15 @@
  *
  * @module
  */
-import { type BatchCollector, isThenable } from "./batch.ts";
+import { type BatchCollector, type BatchContext, isThenable } from "./batch.ts";
 import type { CommitScheduler } from "./commit_scheduler.ts";
 import { DirectContext } from "./direct_context.ts";
+import { DistinctKeys, type KeyReader } from "./distinct_keys.ts";
 import { type Dispatcher, type Lane, Work } from "./dispatcher.ts";
 import type { RecordRunner } from "./record_runner.ts";
 
-// Handles of records that finished, applied in one tracker call; the keys of the batch being checked.
+// Handles of records that finished, applied in one tracker call.
 let doneScratch = new Float64Array(1024);
-const keyScratch: Array<string | undefined> = [];
 
 /** What {@link DirectBatches} reads and drives. */
 export interface DirectBatchInputs<M> {
@@ -37,11 +37,14 @@ export interface DirectBatchInputs<M> {
   readonly scheduler: CommitScheduler;
   /** The ordering key of a record (`key` ordering only). */
   readonly keyOf: ((message: M) => string | undefined) | undefined;
+  /** Where the no-key-twice check reads keys and their hashes (`key` ordering only): the client. */
+  readonly keys: KeyReader<M> | undefined;
 }
 
 /** Runs full batches of a delivery right in it (see the module doc). */
 export class DirectBatches<M> {
   readonly #in: DirectBatchInputs<M>;
+  readonly #distinct: DistinctKeys<M> | undefined;
   #inDirect = false;
 
   /**
@@ -50,6 +53,7 @@ export class DirectBatches<M> {
    */
   constructor(inputs: DirectBatchInputs<M>) {
     this.#in = inputs;
+    this.#distinct = inputs.keys === undefined ? undefined : new DistinctKeys(inputs.keys);
   }
 
   /**
@@ -68,6 +72,7 @@ export class DirectBatches<M> {
 
   #loop(lane: Lane<M>, messages: readonly M[], offsets: ArrayLike<number>, first: number, count: number): number {
     const { collector, dispatcher: d, keyOf } = this.#in;
+    const distinct = this.#distinct;
     const { maxRecords: n, handler } = collector.options;
     let i = 0;
     const waiting = collector.waiting;
@@ -87,20 +92,17 @@ export class DirectBatches<M> {
     const done = doneScratch;
     let k = 0; // handles finished and not applied yet: done[0 .. k)
     while (count - i >= n && collector.waiting === 0 && d.canStartDirectBatch(lane, n)) {
-      if (keyOf !== undefined && !distinctKeys(messages, i, n, keyOf)) break;
+      if (distinct !== undefined && !distinct.check(messages, i, n)) break;
       const batch = messages.slice(i, i + n);
       const contexts = new Array<DirectContext<M>>(n);
-      for (let j = 0; j < n; j++) {
-        const offset = offsets[i + j];
-        contexts[j] = new DirectContext<M>(lane, offset);
-        d.beginDirect(lane, offset);
-      }
+      for (let j = 0; j < n; j++) contexts[j] = new DirectContext<M>(lane, offsets[i + j]);
+      d.beginDirectMany(lane, n, offsets[i + n - 1]); // offsets increase
       const from = i;
       i += n;
       collector.batches++;
       let result: unknown;
       try {
-        result = handler(batch, { records: contexts, signal: lane.controller.signal });
+        result = handler(batch, new DirectBatchContext(lane, contexts));
       } catch (error) {
         k = this.#complete(lane, done, k);
         collector.failAll(this.#works(lane, messages, offsets, first, from, n), error);
@@ -108,10 +110,8 @@ export class DirectBatches<M> {
       }
       if (result === undefined || allOk(result, n)) {
         // every record succeeded in the call: nothing is in flight any more
-        for (let j = 0; j < n; j++) {
-          d.endDirect(lane);
-          done[k++] = first + from + j;
-        }
+        d.endDirectMany(lane, n);
+        for (let j = first + from, end = j + n; j < end; j++) done[k++] = j;
       } else if (isThenable(result)) {
         const ws = this.#works(lane, messages, offsets, first, from, n);
         result.then((r) => collector.settle(ws, r), (error: unknown) => collector.failAll(ws, error));
@@ -149,21 +149,19 @@ export class DirectBatches<M> {
   }
 }
 
+/** A direct batch's context: its records' one signal (their lane's) is read only when the handler reads it. */
+class DirectBatchContext<M> implements BatchContext {
+  constructor(readonly lane: Lane<M>, readonly records: readonly DirectContext<M>[]) {}
+
+  /** Aborted when the batch's records are abandoned (their partition revoked or lost, the shutdown grace over). */
+  get signal(): AbortSignal {
+    return this.lane.controller.signal;
+  }
+}
+
 /** Whether `result` is an array of `n` results none of which is an `Error` (every record succeeded). */
 function allOk(result: unknown, n: number): boolean {
   if (!Array.isArray(result) || result.length !== n) return false;
   for (let j = 0; j < n; j++) if (result[j] instanceof Error) return false;
-  return true;
-}
-
-/** Whether `messages[from .. from + n)` hold no key twice (records without a key never clash). */
-function distinctKeys<M>(messages: readonly M[], from: number, n: number, keyOf: (message: M) => string | undefined): boolean {
-  for (let j = 0; j < n; j++) {
-    const key = keyOf(messages[from + j]);
-    if (key !== undefined) {
-      for (let x = 0; x < j; x++) if (keyScratch[x] === key) return false;
-    }
-    keyScratch[j] = key;
-  }
   return true;
 }

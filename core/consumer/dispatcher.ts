@@ -302,6 +302,24 @@ export class Dispatcher<M> {
   }
 
   /**
+   * {@link beginDirect} for `n` records of `lane` at once (a batch started directly, after
+   * {@link canStartDirectBatch}: no rate limit), the highest of their offsets `maxOffset`.
+   */
+  beginDirectMany(lane: Lane<M>, n: number, maxOffset: number): void {
+    lane.inFlight += n;
+    if (maxOffset > lane.maxStarted) lane.maxStarted = maxOffset;
+    lane.active += n;
+    this.#running += n;
+  }
+
+  /** {@link endDirect} for `n` records of `lane` at once. */
+  endDirectMany(lane: Lane<M>, n: number): void {
+    this.#running -= n;
+    lane.active -= n;
+    lane.inFlight -= n;
+  }
+
+  /**
    * A directly started record is still in flight after its handler call returned (a promise,
    * or a failed attempt to retry): its {@link Work} (its first attempt counted), which under
    * `key` ordering takes `key`, so that later records of that key queue behind it, as if it

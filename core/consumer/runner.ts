@@ -33,6 +33,7 @@ import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from ".
 import { Claims } from "./claims.ts";
 import { BatchCollector, resolveBatchOptions } from "./batch.ts";
 import { DirectBatches } from "./direct_batch.ts";
+import type { KeyReader } from "./distinct_keys.ts";
 import { ClusterWatch, withProbe } from "./cluster.ts";
 import { CommitScheduler } from "./commit_scheduler.ts";
 import { Delivery } from "./delivery.ts";
@@ -241,7 +242,7 @@ export class ParallelConsumer<M> {
       keyOf: orderKey,
       direct: tx === undefined && stuck === undefined && batch === undefined, // each needs a full context per record
       ...(batch !== undefined && tx === undefined && stuck === undefined
-        ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keyOf: orderKey }) }
+        ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keyOf: orderKey, keys: orderKey && (client as KeyReader<M>) }) }
         : {}),
     });
     this.#rebalance = new Rebalance<M>({ dispatcher, frontier, scheduler, claims, stall, life, tx, completedSets, drainMs });
