@@ -43,7 +43,8 @@ import type {
   TransactionOutcome,
 } from "../../core/consumer/transactions.ts";
 import { InvalidArgumentError, describe } from "../../core/errors.ts";
-import { isFenced, REQUEST_BYTES, sizeOf, timeout, toKafkaJSMessage, TransactionTimeoutError, VERDICT_GRACE_MS } from "./transaction_steps.ts";
+import { isFenced, REQUEST_BYTES, sizeOf, timeout, toKafkaJSMessage } from "./transaction_steps.ts";
+import { releaseProducers, runSerialTransaction, type SerialProducer } from "../shared/serial_transaction.ts";
 
 /** The exactly-once mode's options of the KafkaJS binding. */
 export interface KafkaJSTransactionalOptions extends TransactionalOptions {
@@ -85,18 +86,9 @@ export interface TransactionalProducerStats {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-interface PartitionProducer {
+/** A partition's transactional producer and its turn-taking state. */
+interface PartitionProducer extends SerialProducer {
   readonly producer: Producer;
-  /** Transactions in flight or waiting for the one before them. */
-  busy: number;
-  /** Settles when the last transaction handed to it settled: one transaction at a time per producer. */
-  tail: Promise<void>;
-  /** Its last transaction failed or timed out (outcome unknown): never used again. */
-  broken: boolean;
-  /** The broker's answer that fenced it, once one did: a transaction queued behind is refused for the same reason. */
-  fenced: unknown;
-  /** Settles when its last transaction ended or passed its timeout: a producer is replaced or closed only then. */
-  quiet: Promise<void>;
 }
 
 /**
@@ -283,23 +275,10 @@ export class KafkaJSTransactions implements TransactionalPort {
     return Promise.all(transactions.map((t) => this.#one(t, timeoutMs)));
   }
 
-  async #one(t: PartitionTransaction, timeoutMs: number): Promise<TransactionOutcome> {
+  #one(t: PartitionTransaction, timeoutMs: number): Promise<TransactionOutcome> {
     const pp = this.#producers.get(tpKey(t.topic, t.partition));
-    if (pp?.fenced !== undefined) return { ok: false, fenced: true, error: pp.fenced };
-    if (!pp || pp.broken || this.#closed) {
-      return { ok: false, fenced: false, error: new Error(`no usable transactional producer for ${t.topic}/${t.partition}`) };
-    }
-    pp.busy++;
-    const before = pp.tail;
-    // The broker's verdict, as soon as a step failed (before the abort, which may take as long again).
-    let refused!: (error: unknown) => void;
-    const verdict = new Promise<unknown>((r) => (refused = r));
-    const run = (async () => {
-      // A revoke's urgent commit may overlap the periodic one: they go one after the other.
-      await before;
-      if (pp.fenced !== undefined) throw pp.fenced; // queued behind the transaction the broker fenced
-      if (pp.broken) throw new Error(`the previous transaction of ${t.topic}/${t.partition} failed`);
-      const txn = await pp.producer.transaction();
+    return runSerialTransaction(pp, this.#closed, t, timeoutMs, isFenced, async (failed) => {
+      const txn = await pp!.producer.transaction();
       try {
         // Requests of at most ~REQUEST_BYTES: one record batch per output partition must stay
         // under the broker's message.max.bytes (1 MiB by default), and KafkaJS encodes a
@@ -325,55 +304,18 @@ export class KafkaJSTransactions implements TransactionalPort {
         });
         await txn.commit();
       } catch (error) {
-        // First: no transaction begins on this producer again. An abort the broker refuses
-        // (fenced) leaves KafkaJS's state ABORTING for good, where beginTransaction throws.
-        pp.broken = true;
-        if (isFenced(error)) pp.fenced ??= error;
-        refused(error);
+        // An abort the broker refuses (fenced) leaves KafkaJS's state ABORTING for good, where beginTransaction throws.
+        failed(error);
         // Best effort: a fenced or broken producer cannot abort; the next owner's (or our reset's) InitProducerId does.
         // The tail (the next transaction's start) waits for this abort to settle, within its bound.
         if (txn.isActive()) await timeout(txn.abort(), timeoutMs, "the abort").catch(() => {});
         throw error;
       }
-    })();
-    pp.tail = run.catch(() => {});
-    const bounded = timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
-    pp.quiet = bounded.then(() => {}, () => {});
-    try {
-      await bounded;
-      return { ok: true };
-    } catch (error) {
-      pp.broken = true; // its outcome may be unknown: the reset's new producer settles it
-      if (!(error instanceof TransactionTimeoutError)) return { ok: false, fenced: isFenced(error), error };
-      // Timed out: the broker's answer may be just behind (a process stopped past the bound
-      // reads it right after the timer fired). A fencing it reports names the outcome.
-      let grace: ReturnType<typeof setTimeout> | undefined;
-      const said = await Promise.race([
-        verdict,
-        new Promise<undefined>((r) => (grace = setTimeout(() => r(undefined), Math.min(VERDICT_GRACE_MS, timeoutMs)))),
-      ]).finally(() => clearTimeout(grace));
-      return isFenced(said) ? { ok: false, fenced: true, error: said } : { ok: false, fenced: false, error };
-    } finally {
-      // A timed-out run may still be going: the producer counts as busy until it settles.
-      void run.catch(() => {}).finally(() => pp.busy--);
-    }
+    });
   }
 
-  async release(partitions: readonly TopicPartition[]): Promise<void> {
-    const gone: PartitionProducer[] = [];
-    for (const p of partitions) {
-      const key = tpKey(p.topic, p.partition);
-      const pp = this.#producers.get(key);
-      if (!pp) continue;
-      this.#producers.delete(key);
-      gone.push(pp);
-    }
-    // A transaction in flight (a revoke's last one, racing the rejoin) may still end before the
-    // next owner's InitProducerId: disconnecting under it would only abort it.
-    await Promise.all(gone.map(async (pp) => {
-      if (pp.busy) await pp.quiet;
-      await this.#disconnect(pp);
-    }));
+  release(partitions: readonly TopicPartition[]): Promise<void> {
+    return releaseProducers(this.#producers, partitions, (pp) => this.#disconnect(pp));
   }
 
   async close(): Promise<void> {

@@ -42,7 +42,8 @@ import type {
 } from "../../core/consumer/transactions.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
-import { REQUEST_BYTES, sizeOf, timeout, TransactionTimeoutError, VERDICT_GRACE_MS } from "../shared/transaction_bounds.ts";
+import { REQUEST_BYTES, sizeOf, timeout } from "../shared/transaction_bounds.ts";
+import { releaseProducers, runSerialTransaction, type SerialProducer } from "../shared/serial_transaction.ts";
 import { readCommitted } from "./group_requests.ts";
 import { isFenced, type Membership, type ProducedMessage, sendTxnOffsets, toPlatformaticMessage } from "./transaction_steps.ts";
 import type { ClientConsumer, ClientProducer } from "./types.ts";
@@ -169,18 +170,9 @@ export function connectionOptions(from: Record<string, unknown>): Record<string,
   return { ...connection, bootstrapBrokers: (from.bootstrapBrokers ?? []) as string[] };
 }
 
-interface PartitionProducer {
+/** A partition's transactional producer and its turn-taking state. */
+interface PartitionProducer extends SerialProducer {
   readonly producer: ClientProducer;
-  /** Transactions in flight or waiting for the one before them. */
-  busy: number;
-  /** Settles when the last transaction handed to it settled: one transaction at a time per producer. */
-  tail: Promise<void>;
-  /** Its last transaction failed or timed out (outcome unknown): never used again. */
-  broken: boolean;
-  /** The broker's answer that fenced it, once one did: a transaction queued behind is refused for the same reason. */
-  fenced: unknown;
-  /** Settles when its last transaction ended or passed its timeout: a producer is replaced or closed only then. */
-  quiet: Promise<void>;
 }
 
 /**
@@ -324,23 +316,10 @@ export class PlatformaticTransactions implements TransactionalPort {
     return Promise.all(transactions.map((t) => this.#one(t, timeoutMs, membership)));
   }
 
-  async #one(t: PartitionTransaction, timeoutMs: number, membership: Membership | undefined): Promise<TransactionOutcome> {
+  #one(t: PartitionTransaction, timeoutMs: number, membership: Membership | undefined): Promise<TransactionOutcome> {
     const pp = this.#producers.get(tpKey(t.topic, t.partition));
-    if (pp?.fenced !== undefined) return { ok: false, fenced: true, error: pp.fenced };
-    if (!pp || pp.broken || this.#closed) {
-      return { ok: false, fenced: false, error: new Error(`no usable transactional producer for ${t.topic}/${t.partition}`) };
-    }
-    pp.busy++;
-    const before = pp.tail;
-    // The broker's verdict, as soon as a step failed (before the abort, which may take as long again).
-    let refused!: (error: unknown) => void;
-    const verdict = new Promise<unknown>((r) => (refused = r));
-    const run = (async () => {
-      // A revoke's urgent commit may overlap the periodic one: they go one after the other.
-      await before;
-      if (pp.fenced !== undefined) throw pp.fenced; // queued behind the transaction the broker fenced
-      if (pp.broken) throw new Error(`the previous transaction of ${t.topic}/${t.partition} failed`);
-      const producer = pp.producer;
+    return runSerialTransaction(pp, this.#closed, t, timeoutMs, isFenced, async (failed) => {
+      const producer = pp!.producer;
       const txn = await producer.beginTransaction();
       try {
         // Requests of at most ~REQUEST_BYTES: one record batch per output partition must stay
@@ -359,54 +338,17 @@ export class PlatformaticTransactions implements TransactionalPort {
         await sendTxnOffsets(this.#in.consumer, producer, membership, [t]);
         await txn.commit();
       } catch (error) {
-        // First: no transaction begins on this producer again.
-        pp.broken = true;
-        if (isFenced(error)) pp.fenced ??= error;
-        refused(error);
+        failed(error);
         // Best effort: a fenced producer cannot abort; the next owner's (or our reset's) InitProducerId does.
         // The tail (the next transaction's start) waits for this abort to settle, within its bound.
         if (producer.transaction === txn && !txn.completed) await timeout(txn.abort(), timeoutMs, "the abort").catch(() => {});
         throw error;
       }
-    })();
-    pp.tail = run.catch(() => {});
-    const bounded = timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
-    pp.quiet = bounded.then(() => {}, () => {});
-    try {
-      await bounded;
-      return { ok: true };
-    } catch (error) {
-      pp.broken = true; // its outcome may be unknown: the reset's new producer settles it
-      if (!(error instanceof TransactionTimeoutError)) return { ok: false, fenced: isFenced(error), error };
-      // Timed out: the broker's answer may be just behind (a process stopped past the bound
-      // reads it right after the timer fired). A fencing it reports names the outcome.
-      let grace: ReturnType<typeof setTimeout> | undefined;
-      const said = await Promise.race([
-        verdict,
-        new Promise<undefined>((r) => (grace = setTimeout(() => r(undefined), Math.min(VERDICT_GRACE_MS, timeoutMs)))),
-      ]).finally(() => clearTimeout(grace));
-      return isFenced(said) ? { ok: false, fenced: true, error: said } : { ok: false, fenced: false, error };
-    } finally {
-      // A timed-out run may still be going: the producer counts as busy until it settles.
-      void run.catch(() => {}).finally(() => pp.busy--);
-    }
+    });
   }
 
-  async release(partitions: readonly TopicPartition[]): Promise<void> {
-    const gone: PartitionProducer[] = [];
-    for (const p of partitions) {
-      const key = tpKey(p.topic, p.partition);
-      const pp = this.#producers.get(key);
-      if (!pp) continue;
-      this.#producers.delete(key);
-      gone.push(pp);
-    }
-    // A transaction in flight (a revoke's last one, racing the rejoin) may still end before the
-    // next owner's InitProducerId: closing under it would only abort it.
-    await Promise.all(gone.map(async (pp) => {
-      if (pp.busy) await pp.quiet;
-      await this.#disconnect(pp);
-    }));
+  release(partitions: readonly TopicPartition[]): Promise<void> {
+    return releaseProducers(this.#producers, partitions, (pp) => this.#disconnect(pp));
   }
 
   async close(): Promise<void> {
