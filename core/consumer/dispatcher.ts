@@ -15,17 +15,13 @@ import type { Handle, Tracker } from "../tracker/tracker.ts";
 import { type DispatchOptions, resolveDispatchOptions, type ResolvedDispatchOptions } from "./dispatch_options.ts";
 import { Backpressure } from "./backpressure.ts";
 import { Lane } from "./lane.ts";
+import { abandonWork, drainLeft, stopLane, waitWithin } from "./lane_drain.ts";
 import { Work } from "./work.ts";
 
 export { type DispatchOptions, type Ordering, resolveDispatchOptions, type ResolvedDispatchOptions } from "./dispatch_options.ts";
 export { Fifo } from "./fifo.ts";
 export { Lane } from "./lane.ts";
 export { Work } from "./work.ts";
-
-/** A retry delay that leaves a draining lane half of what is left for the attempt itself. */
-function retryRoom(left: number): number {
-  return left === Infinity ? left : Math.max(0, Math.floor(left / 2));
-}
 
 /** What the dispatcher calls back. */
 export interface DispatchHooks<M> {
@@ -139,55 +135,12 @@ export class Dispatcher<M> {
   }
 
   /**
-   * Stops dispatching a lane. `draining` (revoke or shutdown) until `until` (`Date.now()`
-   * ms): queued records above the highest offset started so far are dropped; those below
-   * it still run (under `key` ordering a record may wait behind its key while later
-   * offsets ran), and records waiting to retry keep their slot and retry before the
-   * deadline, so that what completes is a prefix and the final commit covers it.
-   * `stopped` (a record failed for good): everything queued is dropped, retries too.
-   * `keepBelowStarted` false (a revoke the client does not wait for): a draining lane drops
-   * every queued record too. Dropped records stay pending. Records running now finish.
-   * Returns the dropped ones.
+   * Stops dispatching a lane: `draining` (a revoke or a shutdown, until `until`) keeps what
+   * is below the highest offset started and the retries that fit the deadline; `stopped`
+   * drops everything queued (lane_drain.ts). Returns the dropped records.
    */
   stopLane(lane: Lane<M>, state: "draining" | "stopped", until = 0, keepBelowStarted = true): Work<M, Lane<M>>[] {
-    if (lane.state === "active" || state === "stopped") lane.state = state;
-    if (state === "draining" && until > lane.drainUntil) lane.drainUntil = until;
-    const dropped: Work<M, Lane<M>>[] = [];
-    const left = lane.userPaused ? 0 : this.drainLeft(lane); // a user-paused lane starts nothing, retries neither
-    if (left <= 0) {
-      // Records waiting to run again: abandoned (their keys' later records with them).
-      const retrying = [...lane.retry.clear(), ...lane.waiting];
-      lane.waiting.clear();
-      for (const w of retrying) {
-        clearTimeout(w.timer);
-        w.timer = undefined;
-        dropped.push(w, ...this.#abandon(w));
-      }
-    } else {
-      // A retry timer set to fire past the deadline fires sooner, leaving time for the attempt.
-      for (const w of lane.waiting) this.#capTimer(w, left);
-    }
-    const keep = lane.state === "draining" && !lane.userPaused && keepBelowStarted ? lane.maxStarted : -1;
-    for (const w of lane.ready.clear()) {
-      if (w.offset < keep) lane.ready.push(w);
-      else {
-        dropped.push(w);
-        // it was its key's head: every record parked behind it is later, so dropped too
-        if (w.key !== undefined) {
-          const rest = lane.keys.get(w.key);
-          if (rest) dropped.push(...rest);
-          lane.keys.delete(w.key);
-        }
-      }
-    }
-    for (const rest of lane.keys.values()) {
-      // the key's head is running or kept: drop only what is parked above the mark
-      let n = 0;
-      while (n < rest.length && rest[n].offset < keep) n++;
-      if (n < rest.length) dropped.push(...rest.splice(n));
-    }
-    lane.notifyIdle();
-    return dropped;
+    return stopLane(lane, state, until, keepBelowStarted, this.options.ordering);
   }
 
   /** Queues a batch's records (already registered in the lane's tracker), honouring the ordering. */
@@ -393,19 +346,9 @@ export class Dispatcher<M> {
    * pending. Returns the dropped records.
    */
   abandon(work: Work<M, Lane<M>>): Work<M, Lane<M>>[] {
-    const dropped = this.#abandon(work);
+    const dropped = abandonWork(work, this.options.ordering);
     work.lane.notifyIdle();
     return dropped;
-  }
-
-  #abandon(work: Work<M, Lane<M>>): Work<M, Lane<M>>[] {
-    const lane = work.lane;
-    lane.inFlight--;
-    work.finished = true;
-    if (work.key === undefined || this.options.ordering !== "key") return [];
-    const rest = lane.keys.get(work.key) ?? [];
-    lane.keys.delete(work.key);
-    return rest;
   }
 
   /** Runs `work` again after `delayMs` (it keeps its in-flight slot and its key). */
@@ -421,16 +364,7 @@ export class Dispatcher<M> {
    * When the lane stops dispatching first, the timer is cancelled and the slot freed.
    */
   wait(work: Work<M, Lane<M>>, delayMs: number, then: () => void): void {
-    const lane = work.lane;
-    const left = lane.state === "active" ? Infinity : this.drainLeft(lane);
-    if (left <= 0) {
-      this.abandon(work);
-      return;
-    }
-    lane.waiting.add(work);
-    work.then = then;
-    work.due = Date.now() + Math.min(delayMs, retryRoom(left));
-    work.timer = setTimeout(() => this.#fire(work), Math.min(delayMs, retryRoom(left)));
+    if (!waitWithin(work, delayMs, then)) this.abandon(work);
   }
 
   /**
@@ -438,26 +372,7 @@ export class Dispatcher<M> {
    * stopped or ended); `Infinity` for an active lane.
    */
   drainLeft(lane: Lane<M>): number {
-    if (lane.ended || lane.state === "stopped") return 0;
-    if (lane.state === "active") return Infinity;
-    return lane.drainUntil - Date.now();
-  }
-
-  #fire(work: Work<M, Lane<M>>): void {
-    work.timer = undefined;
-    work.lane.waiting.delete(work);
-    const then = work.then;
-    work.then = undefined;
-    then?.();
-  }
-
-  /** Makes a waiting record's timer fire within `left` ms (keeping it when it fires sooner). */
-  #capTimer(work: Work<M, Lane<M>>, left: number): void {
-    const due = Date.now() + retryRoom(left);
-    if (work.due <= due) return;
-    clearTimeout(work.timer);
-    work.due = due;
-    work.timer = setTimeout(() => this.#fire(work), retryRoom(left));
+    return drainLeft(lane);
   }
 
   /** The record is done (completed or dead-lettered) or abandoned: frees its in-flight slot and its key. */
