@@ -36,6 +36,7 @@ import { batchOffsets } from "../shared/batch_offsets.ts";
 import { groupByTopic, tpKey } from "../shared/topic_partitions.ts";
 import { InvalidArgumentError, describe } from "../../core/errors.ts";
 import { type CommitEventSource, CommitVerifier } from "./commits.ts";
+import { ConfluentCommitQueue } from "./commit_queue.ts";
 import { consumerConfig, resetPolicy } from "./config.ts";
 import { type ConfluentDeadLetterOptions, DeadLetterProducer } from "./dead_letter.ts";
 import { type ErrorEventSource, OutageWatch } from "./outage.ts";
@@ -101,11 +102,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   #closed = false;
   #closing = false; // close() began: commits and their repairs still settle until #closed
   #running = false;
-  #commitTail: Promise<void> = Promise.resolve();
-  /** The newest commit sent per partition of the current assignment (what a repair sends again). */
-  readonly #lastSent = new Map<string, CommitOffset>();
-  /** Partitions the queued repair commits again (empty: none queued). */
-  readonly #repairs = new Set<string>();
+  readonly #commits: ConfluentCommitQueue;
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: ConfluentMessage, info: DeadLetterInfo) => Promise<void>;
 
@@ -163,6 +160,14 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       stopped: () => this.#closed || this.#stopped,
       resume: (partitions) => this.resume(partitions),
     });
+    this.#commits = new ConfluentCommitQueue({
+      running: () => !this.#closed && this.#running,
+      assigned: (key) => this.#assignment.has(key),
+      verifier: () => this.#verifier,
+      send: (list) => this.#consumer.commitOffsets([...list]),
+      readBack: (partitions) => this.#consumer.committed([...partitions], 5_000),
+      acknowledged: () => this.#outage?.alive(), // the coordinator acknowledged
+    });
     this.#create = () => kafka.consumer(final as never); // see ConfluentKafka.consumer
     this.#consumer = this.#create();
     if (options.deadLetter) {
@@ -210,7 +215,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       if (!internal || typeof internal.on !== "function" || typeof internal.getMetadata !== "function" || typeof internal.committed !== "function") {
         throw new InvalidArgumentError("the Confluent consumer exposes no internal client: @confluentinc/kafka-javascript 1.x is required");
       }
-      this.#verifier = new CommitVerifier(internal, this.#outcomeMs, (partitions) => this.#repair(partitions));
+      this.#verifier = new CommitVerifier(internal, this.#outcomeMs, (partitions) => this.#commits.repair(partitions));
       this.#positions.attach(internal);
       // A metadata request answers whether any broker is reachable (no poll needed).
       this.#outage = new OutageWatch(internal, sink, () =>
@@ -285,56 +290,8 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     }
   }
 
-  async commit(offsets: readonly CommitOffset[]): Promise<void> {
-    // One commit at a time, each after the one before it settled: a late outcome never
-    // overtakes a newer commit.
-    const run = this.#commitTail.then(() => this.#send(offsets));
-    this.#commitTail = run.then(() => {}, () => {});
-    await run;
-  }
-
-  async #send(offsets: readonly CommitOffset[]): Promise<void> {
-    const verifier = this.#verifier;
-    if (this.#closed || !this.#running || !verifier) throw new Error("the Confluent consumer is not running: nothing was committed");
-    for (const o of offsets) {
-      if (!this.#assignment.has(tpKey(o.topic, o.partition))) {
-        throw new Error(`refusing to commit ${o.topic}/${o.partition}: not in the current assignment`);
-      }
-    }
-    for (const o of offsets) this.#lastSent.set(tpKey(o.topic, o.partition), o);
-    const list = offsets.map((o) => ({
-      topic: o.topic,
-      partition: o.partition,
-      offset: String(o.offset),
-      ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
-    }));
-    // Read back when the outcome is late (e.g. during the awaited rebalance callback, which
-    // holds librdkafka's commit outcome until the client polls again; see confluent_commits.ts).
-    await verifier.commit(offsets, () => this.#consumer.commitOffsets(list), (partitions) => this.#consumer.committed([...partitions], 5_000));
-    this.#outage?.alive(); // the coordinator acknowledged
-  }
-
-  /**
-   * A late resend of an older commit may have moved these partitions' committed offsets back
-   * (see confluent_commits.ts): commit their newest positions again, after any commit queued
-   * now, for the partitions still assigned. Repairs asked for before the queued one runs join
-   * it (after an outage every held commit's outcome asks for one). A failed repair changes
-   * nothing the runner counts on (its confirmed positions were acknowledged); its next commit
-   * moves them on.
-   */
-  #repair(partitions: ReadonlyArray<{ topic: string; partition: number }>): void {
-    const queued = this.#repairs.size > 0;
-    for (const p of partitions) this.#repairs.add(tpKey(p.topic, p.partition));
-    if (queued) return;
-    const run = this.#commitTail.then(() => {
-      const keys = [...this.#repairs];
-      this.#repairs.clear();
-      if (this.#closed || !this.#running) return;
-      const offsets = keys.filter((k) => this.#assignment.has(k)).map((k) => this.#lastSent.get(k)).filter((o) => o !== undefined);
-      if (offsets.length > 0) return this.#send(offsets);
-    });
-    this.#commitTail = run.then(() => {}, () => {});
-    void run.catch(() => {});
+  commit(offsets: readonly CommitOffset[]): Promise<void> {
+    return this.#commits.commit(offsets);
   }
 
   stopFetching(): void {
@@ -359,7 +316,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     const until = Date.now() + CLOSE_SETTLE_MS;
     await this.#verifier?.outcomes(CLOSE_SETTLE_MS);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([this.#commitTail, new Promise<void>((resolve) => timer = setTimeout(resolve, Math.max(0, until - Date.now())))]);
+    await Promise.race([this.#commits.settled, new Promise<void>((resolve) => timer = setTimeout(resolve, Math.max(0, until - Date.now())))]);
     clearTimeout(timer);
     this.#closed = true;
     try {
@@ -406,7 +363,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       if (this.#eager) this.#assignment = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
       else for (const p of added) this.#assignment.add(tpKey(p.topic, p.partition));
       const fresh = this.#eager ? partitions : added;
-      for (const p of fresh) this.#lastSent.delete(tpKey(p.topic, p.partition));
+      for (const p of fresh) this.#commits.forget(tpKey(p.topic, p.partition));
       this.#positions.assigned(fresh);
       // Stale pauses of partitions new to this assignment go; the runner pauses anew what it
       // needs. No seek: a fresh partition starts at its committed offset (or the reset
@@ -451,13 +408,13 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
       }
       for (const p of partitions) {
         this.#assignment.delete(tpKey(p.topic, p.partition));
-        this.#lastSent.delete(tpKey(p.topic, p.partition));
+        this.#commits.forget(tpKey(p.topic, p.partition));
       }
     } else {
       // A rebalance error: the client unassigns; whatever was assigned is no longer ours.
       this.#sink.lost(partitions.length > 0 ? partitions : undefined);
       this.#assignment = new Set();
-      this.#lastSent.clear();
+      this.#commits.forgetAll();
     }
     return undefined;
   }
