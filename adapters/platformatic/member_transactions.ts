@@ -38,7 +38,7 @@ import type { CommittedPosition, TopicPartition } from "../../core/consumer/clie
 import type { OpenPartition, PartitionTransaction, TransactionalPort, TransactionOutcome } from "../../core/consumer/transactions.ts";
 import { REQUEST_BYTES, sizeOf, timeout, TransactionTimeoutError, VERDICT_GRACE_MS } from "../shared/transaction_bounds.ts";
 import { readCommitted } from "./group_requests.ts";
-import { isFenced, type Membership, type ProducedMessage, sendTxnOffsets, toPlatformaticMessage } from "./transaction_steps.ts";
+import { isFenced, type Membership, type ProducedMessage, sendTxnOffsets, StaleGenerationError, toPlatformaticMessage } from "./transaction_steps.ts";
 import { checkTransactionalOptions, connectionOptions, type PlatformaticProducerStats, type PlatformaticTransactionalOptions, type PlatformaticTransactionInputs, seekBack } from "./transactions.ts";
 import type { ClientProducer } from "./types.ts";
 
@@ -186,7 +186,7 @@ export class PlatformaticMemberTransactions implements TransactionalPort {
           await txn.send({ messages });
         }
         await txn.addConsumer(this.#in.consumer);
-        if (membership === undefined) throw new Error("the group is rebalancing (no current generation): the offsets were not sent");
+        if (membership === undefined) throw new StaleGenerationError("the offsets");
         await sendTxnOffsets(this.#in.consumer, producer, membership, transactions);
         await txn.commit();
       } catch (error) {

@@ -36,9 +36,27 @@ const FENCED_IDS = new Set([
   "FENCED_INSTANCE_ID",
 ]);
 
+/**
+ * A transaction's offsets were not sent because the assignment they belong to is no longer
+ * the client's current generation (it rejoined, or the assignment ended): what the broker
+ * would answer with ILLEGAL_GENERATION, found before asking it. A woken zombie meets it when
+ * its client rejoined first.
+ */
+export class StaleGenerationError extends Error {
+  /**
+   * @param what the offsets that were not sent, e.g. "the offsets of t/0"
+   */
+  constructor(what: string) {
+    super(`the group is rebalancing (no current generation): ${what} were not sent`);
+    this.name = "StaleGenerationError";
+  }
+}
+
 /** Whether a `@platformatic/kafka` error (or a cause, or an aggregate's error) says this producer or member was fenced. */
 export function isFenced(error: unknown): boolean {
-  return errorChain<{ apiId?: unknown }>(error, 20).some((e) => typeof e.apiId === "string" && FENCED_IDS.has(e.apiId));
+  return errorChain<{ apiId?: unknown }>(error, 20).some((e) =>
+    e instanceof StaleGenerationError || (typeof e.apiId === "string" && FENCED_IDS.has(e.apiId))
+  );
 }
 
 /** A message as the client's producer takes it (raw bytes: its default serializers pass them through). */

@@ -45,7 +45,7 @@ import { tpKey } from "../shared/topic_partitions.ts";
 import { REQUEST_BYTES, sizeOf, timeout } from "../shared/transaction_bounds.ts";
 import { releaseProducers, runSerialTransaction, type SerialProducer } from "../shared/serial_transaction.ts";
 import { readCommitted } from "./group_requests.ts";
-import { isFenced, type Membership, type ProducedMessage, sendTxnOffsets, toPlatformaticMessage } from "./transaction_steps.ts";
+import { isFenced, type Membership, type ProducedMessage, sendTxnOffsets, StaleGenerationError, toPlatformaticMessage } from "./transaction_steps.ts";
 import type { ClientConsumer, ClientProducer } from "./types.ts";
 
 /** The exactly-once mode's options of the `@platformatic/kafka` binding. */
@@ -334,7 +334,7 @@ export class PlatformaticTransactions implements TransactionalPort {
           await txn.send({ messages });
         }
         await txn.addConsumer(this.#in.consumer); // AddOffsetsToTxn for the group
-        if (membership === undefined) throw new Error(`the group is rebalancing (no current generation): the offsets of ${t.topic}/${t.partition} were not sent`);
+        if (membership === undefined) throw new StaleGenerationError(`the offsets of ${t.topic}/${t.partition}`);
         await sendTxnOffsets(this.#in.consumer, producer, membership, [t]);
         await txn.commit();
       } catch (error) {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { describe, test } from "node:test";
 import { MultipleErrors, ProtocolError, ResponseError } from "@platformatic/kafka";
-import { isFenced, toPlatformaticMessage } from "../../adapters/platformatic/transaction_steps.ts";
+import { isFenced, StaleGenerationError, toPlatformaticMessage } from "../../adapters/platformatic/transaction_steps.ts";
 
 describe("platformatic binding: transaction steps", () => {
   test("a newer producer epoch and a group that no longer has this member in this generation are fencing, also inside aggregates", () => {
@@ -18,6 +18,9 @@ describe("platformatic binding: transaction steps", () => {
     assert.ok(!isFenced(new ProtocolError("CONCURRENT_TRANSACTIONS")));
     assert.ok(!isFenced(new ProtocolError("MESSAGE_TOO_LARGE")));
     assert.ok(!isFenced(new Error("anything else")));
+    // offsets of an assignment that is no longer the client's generation: the binding's own ILLEGAL_GENERATION
+    assert.ok(isFenced(new StaleGenerationError("the offsets of t/0")));
+    assert.ok(isFenced(new Error("wrapped", { cause: new StaleGenerationError("the offsets of t/0") })));
     assert.ok(!isFenced(undefined));
   });
 
