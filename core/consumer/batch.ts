@@ -29,21 +29,12 @@
  * @module
  */
 import { describe, InvalidArgumentError } from "../errors.ts";
-import type { RecordContext } from "./record_context.ts";
+import { BatchCall, type BatchContext, BatchRecordContext, BatchSignal } from "./batch_context.ts";
 import type { Lane } from "./lane.ts";
 import type { Work } from "./work.ts";
 import { checkOutput, type OutputRecord } from "./transactions.ts";
 
-/** What a batch handler gets besides the messages. */
-export interface BatchContext {
-  /**
-   * Each message's context (topic, partition, offset, attempt, signal), at the same index;
-   * in exactly-once mode also `send`, staging outputs for that record alone.
-   */
-  readonly records: readonly RecordContext[];
-  /** Aborted when any record's `signal` is (its partition revoked or lost, the shutdown grace over, or it was found stuck). */
-  readonly signal: AbortSignal;
-}
+export { type BatchContext } from "./batch_context.ts";
 
 /**
  * Per-record results: `undefined` (or nothing returned) = every record succeeded; else an
@@ -100,52 +91,6 @@ export interface BatchInputs<M> {
 }
 
 /**
- * A batch's `signal`, made only when the handler reads it: its records' own signal when
- * they share one (the usual case: one partition's records share its lane's signal), else
- * one that aborts when any of theirs does (one listener per distinct signal, removed when
- * the batch settles).
- */
-class BatchSignal {
-  readonly #works: readonly Work<unknown, Lane<unknown>>[];
-  #signal: AbortSignal | undefined;
-  #unlink: Array<() => void> | undefined;
-  #settled = false;
-
-  constructor(works: readonly Work<unknown, Lane<unknown>>[]) {
-    this.#works = works;
-  }
-
-  get signal(): AbortSignal {
-    if (this.#signal !== undefined) return this.#signal;
-    const distinct: AbortSignal[] = [];
-    for (const w of this.#works) {
-      const s = w.signal;
-      if (!distinct.includes(s)) distinct.push(s);
-    }
-    if (distinct.length === 1) return this.#signal = distinct[0];
-    const controller = new AbortController();
-    this.#signal = controller.signal;
-    const aborted = distinct.find((s) => s.aborted);
-    if (aborted) controller.abort(aborted.reason);
-    else if (!this.#settled) { // after the batch settled, nothing it ran can be abandoned any more
-      this.#unlink = distinct.map((s) => {
-        const f = (): void => controller.abort(s.reason);
-        s.addEventListener("abort", f, { once: true });
-        return () => s.removeEventListener("abort", f);
-      });
-    }
-    return this.#signal;
-  }
-
-  /** The batch settled: its listeners go. */
-  release(): void {
-    this.#settled = true;
-    if (this.#unlink) for (const u of this.#unlink) u();
-    this.#unlink = undefined;
-  }
-}
-
-/**
  * Why a batch handler's result fails the whole batch: `undefined` for nothing or an array
  * of the batch's length, else a typed error naming what came back.
  */
@@ -159,6 +104,17 @@ export function badBatchResult(result: unknown, size: number): InvalidArgumentEr
 /** Whether a handler's result is a promise (a thenable) rather than a result. */
 export function isThenable(result: unknown): result is PromiseLike<unknown> {
   return result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function";
+}
+
+/** A gathered batch's records' contexts, made as the direct start makes its own (the same array kind and class). */
+function recordContexts<M>(works: readonly Work<M, Lane<M>>[]): BatchRecordContext<M>[] {
+  const n = works.length;
+  const records = new Array<BatchRecordContext<M>>(n);
+  for (let j = 0; j < n; j++) {
+    const w = works[j];
+    records[j] = new BatchRecordContext<M>(w.lane, w.offset, w.attempt, w);
+  }
+  return records;
 }
 
 /** Gathers started records into batches and runs the batch handler. */
@@ -211,8 +167,8 @@ export class BatchCollector<M> {
     // Exactly-once mode: per record, this attempt's outputs, kept only if the record succeeds.
     const staged: OutputRecord[][] | undefined = this.#in.transactional ? works.map(() => []) : undefined;
     let open = true;
-    // A record's context is its Work (as the record handler's is), or with `send` in exactly-once mode.
-    const records: readonly RecordContext[] = staged === undefined ? works : works.map((w, i) => {
+    // A record's context: its attempt's fields (the class the direct start's records have), with `send` in exactly-once mode.
+    const records = staged === undefined ? recordContexts(works) : works.map((w, i) => {
       const mine = staged[i];
       const send = (...outputs: OutputRecord[]): void => {
         if (!open) throw new InvalidArgumentError(`send() after the batch handler of ${w.topic}/${w.partition}@${w.offset} settled`);
@@ -226,14 +182,8 @@ export class BatchCollector<M> {
     };
     let result: unknown;
     try {
-      const messages: M[] = new Array(works.length);
-      for (let i = 0; i < works.length; i++) messages[i] = works[i].message;
-      result = this.#o.handler(messages, {
-        records,
-        get signal() {
-          return batchSignal.signal;
-        },
-      });
+      const messages = works.map((w) => w.message); // packed, as the direct start's slice of the delivery
+      result = this.#o.handler(messages, new BatchCall<M>(records, batchSignal, undefined, undefined, 0, works.length));
     } catch (error) {
       ended();
       this.failAll(works, error);

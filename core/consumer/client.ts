@@ -23,7 +23,7 @@ export interface DeliveredBatch<M> {
   readonly partition: number;
   /** The records, in offset order (the client's own message objects, passed to the handler as is). */
   readonly messages: readonly M[];
-  /** Offset of each record (same length as `messages`), strictly increasing. */
+  /** Offset of each record (same length as `messages`), strictly increasing; never changed after delivery (the runner may read it later). */
   readonly offsets: ArrayLike<number>;
   /**
    * The batch's next position: past its last record, and past any control records or

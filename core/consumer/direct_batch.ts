@@ -3,7 +3,8 @@
  * start without queueing ({@link Dispatcher.canStartDirectBatch}), `maxRecords` of them at
  * a time go to the batch handler right from the delivery, as the record handler's direct
  * start does for single records (delivery.ts): no {@link Work}, no queue, no key taken,
- * a two-field context per record, one tracker call for the records that finished. A batch
+ * a two-field context per record made only if the handler reads it, one tracker call for
+ * the records that finished. A batch
  * that does not finish in the call (a promise), or fails records, gets its records' `Work`
  * then and settles as a gathered batch would (BatchCollector.settle).
  *
@@ -15,9 +16,9 @@
  *
  * @module
  */
-import { type BatchCollector, type BatchContext, isThenable } from "./batch.ts";
+import { type BatchCollector, isThenable } from "./batch.ts";
+import { BatchCall } from "./batch_context.ts";
 import type { CommitScheduler } from "./commit_scheduler.ts";
-import { DirectContext } from "./direct_context.ts";
 import { DistinctKeys, type KeyReader } from "./distinct_keys.ts";
 import { type Dispatcher, type Lane, Work } from "./dispatcher.ts";
 import type { RecordRunner } from "./record_runner.ts";
@@ -94,15 +95,13 @@ export class DirectBatches<M> {
     while (count - i >= n && collector.waiting === 0 && d.canStartDirectBatch(lane, n)) {
       if (distinct !== undefined && !distinct.check(messages, i, n)) break;
       const batch = messages.slice(i, i + n);
-      const contexts = new Array<DirectContext<M>>(n);
-      for (let j = 0; j < n; j++) contexts[j] = new DirectContext<M>(lane, offsets[i + j]);
       d.beginDirectMany(lane, n, offsets[i + n - 1]); // offsets increase
       const from = i;
       i += n;
       collector.batches++;
       let result: unknown;
       try {
-        result = handler(batch, new DirectBatchContext(lane, contexts));
+        result = handler(batch, new BatchCall<M>(undefined, undefined, lane, offsets, from, n));
       } catch (error) {
         k = this.#complete(lane, done, k);
         collector.failAll(this.#works(lane, messages, offsets, first, from, n), error);
@@ -146,16 +145,6 @@ export class DirectBatches<M> {
       this.#in.scheduler.notify();
     }
     return 0;
-  }
-}
-
-/** A direct batch's context: its records' one signal (their lane's) is read only when the handler reads it. */
-class DirectBatchContext<M> implements BatchContext {
-  constructor(readonly lane: Lane<M>, readonly records: readonly DirectContext<M>[]) {}
-
-  /** Aborted when the batch's records are abandoned (their partition revoked or lost, the shutdown grace over). */
-  get signal(): AbortSignal {
-    return this.lane.controller.signal;
   }
 }
 

@@ -101,6 +101,46 @@ describe("batch handler", () => {
     assert.equal(client.committed.get("t/0"), 16);
   });
 
+  test("a batch's context and its records have one class whether the batch started in the delivery or was gathered, with this attempt's fields", async () => {
+    const client = new MemoryClient();
+    const seen: Array<{ context: object; record: object; fields: string[] }> = [];
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "key",
+      concurrency: 16,
+      retry: { retries: 2, initialDelayMs: 1, jitter: 0 },
+      batch: {
+        maxRecords: 4,
+        maxWaitMs: 1,
+        handler: (messages, context) => {
+          const { records } = context;
+          seen.push({
+            context: Object.getPrototypeOf(context),
+            record: Object.getPrototypeOf(records[0]),
+            fields: records.map((r, i) => `${r.topic}/${r.partition}@${r.offset}#${r.attempt}:${r.signal.aborted}:${messages[i].offset === r.offset}`),
+          });
+          return records.map((r) => (r.offset === 2 && r.attempt === 1 ? new Error("once") : undefined));
+        },
+      },
+    });
+    await c.start();
+    client.sink.assigned(tps(2));
+    const key = (o: number) => `k${o}`;
+    client.deliver("t", 1, range(0, 6), undefined, key); // [0..3] in the delivery; 4, 5 gathered; 2 retries gathered
+    await until(() => c.metrics().completed === 6, 2_000, "6 completed");
+    await c.shutdown();
+    assert.deepEqual(seen.map((s) => s.fields), [
+      ["t/1@0#1:false:true", "t/1@1#1:false:true", "t/1@2#1:false:true", "t/1@3#1:false:true"],
+      ...seen.slice(1).map((s) => s.fields), // the gathered batches, checked below
+    ]);
+    const later = seen.slice(1).flatMap((s) => s.fields).sort();
+    assert.deepEqual(later, ["t/1@2#2:false:true", "t/1@4#1:false:true", "t/1@5#1:false:true"], "the retry says attempt 2");
+    for (const s of seen) {
+      assert.equal(s.context, seen[0].context, "one context class");
+      assert.equal(s.record, seen[0].record, "one record-context class");
+    }
+  });
+
   test("an async handler's batches stay whole: a settled batch's records all end before new ones start", async () => {
     const client = new MemoryClient();
     const sizes: number[] = [];
