@@ -71,6 +71,9 @@ node). Prints a table per child; writes bench/results/tmp/consumer.json.
   --variants LIST      of ${VARIANTS.map((v) => v.variant).join(", ")} (default all; plain, the baseline, always runs)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
   --no-completed-set   the runner without completed sets in its commits
+  --async-handler      the runner's handlers return a resolved promise instead of returning at once
+                       (the queued path: every record takes its key, as with a real async handler)
+  --max-wait-ms N      KafkaJS consumers' maxWaitTimeInMs (default 100; KafkaJS's own default is 5000)
   --save               write the committed bench/results/consumer.json instead
   -h, --help           this text`,
   {
@@ -83,6 +86,8 @@ node). Prints a table per child; writes bench/results/tmp/consumer.json.
     variants: { type: "string" },
     "commit-mode": { type: "string" },
     "no-completed-set": { type: "boolean" },
+    "async-handler": { type: "boolean" },
+    "max-wait-ms": { type: "string" },
     save: { type: "boolean" },
   },
 );
@@ -100,6 +105,8 @@ if (NODE !== undefined && !["22", "24"].includes(NODE)) usageError(NAME, `--node
 const childFlags = [
   ...(o["commit-mode"] !== undefined ? ["--commit-mode", o["commit-mode"]] : []),
   ...(o["no-completed-set"] ? ["--no-completed-set"] : []),
+  ...(o["async-handler"] ? ["--async-handler"] : []),
+  ...(o["max-wait-ms"] !== undefined ? ["--max-wait-ms", o["max-wait-ms"]] : []),
 ];
 
 async function command(rt: RuntimeName, client: Client, args: string[]): Promise<[string, string[]]> {
@@ -310,7 +317,7 @@ await withBroker(async (brokers) => {
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30) },
     clients: Object.fromEntries(results.map(({ result }) => [result.client, result.clientVersion])),
     topic: { records: RECORDS, partitions: PARTITION_COUNTS, keys: KEYS, value: '"<index>:" + 64 × "x"' },
-    runner: { handler: "no-op, returns at once", batch: "batch variant: key ordering, batch: { maxRecords: 16 }, a no-op batch handler", options: "defaults", ...(childFlags.length ? { flags: childFlags } : {}) },
+    runner: { handler: o["async-handler"] ? "no-op, returns a resolved promise" : "no-op, returns at once", batch: "batch variant: key ordering, batch: { maxRecords: 16 }, a no-op batch handler", options: "defaults", ...(childFlags.length ? { flags: childFlags } : {}) },
     rounds: REPS,
     baseline: "plain eachBatch, no commits",
     measured:

@@ -75,6 +75,8 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
   --warmup LIST        discarded passes first (default plain,key)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
   --no-completed-set   the runner without completed sets in the commit metadata
+  --async-handler      the runner's handlers return a resolved promise (default: they return at once)
+  --max-wait-ms N      KafkaJS consumers' maxWaitTimeInMs (default 100; KafkaJS's own default is 5000)
   -h, --help           this text`,
   {
     topic: { type: "string" },
@@ -85,6 +87,8 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
     warmup: { type: "string" },
     "commit-mode": { type: "string" },
     "no-completed-set": { type: "boolean" },
+    "async-handler": { type: "boolean" },
+    "max-wait-ms": { type: "string" },
   },
 );
 const brokers = process.env.KAFKA_BROKERS;
@@ -98,6 +102,8 @@ const WARMUP = (o.warmup === undefined ? ["plain", "key"] : o.warmup === "" ? []
 const MODE = (o["commit-mode"] ?? "eager") as "eager" | "interval";
 if (!["eager", "interval"].includes(MODE)) usageError(NAME, `--commit-mode is eager or interval; got ${JSON.stringify(MODE)}`);
 const COMPLETED_SET = o["no-completed-set"] !== true;
+const ASYNC = o["async-handler"] === true;
+const MAX_WAIT_MS = o["max-wait-ms"] === undefined ? 100 : intFlag(NAME, "max-wait-ms", o["max-wait-ms"], 0);
 const CLIENT = (o.client ?? "kafkajs") as Client;
 if (!CLIENTS.includes(CLIENT)) usageError(NAME, `--client is ${CLIENTS.join(" or ")}; got ${JSON.stringify(CLIENT)}`);
 
@@ -110,7 +116,7 @@ const cpu = (): number => {
 };
 
 function consumerFor(label: string): Consumer {
-  return kafka(brokers!).consumer({ groupId: unique(`bench-${label}`), maxWaitTimeInMs: 100 });
+  return kafka(brokers!).consumer({ groupId: unique(`bench-${label}`), maxWaitTimeInMs: MAX_WAIT_MS });
 }
 
 /** A pass that did not reach the topic's end within {@link PASS_MS}: reported, left out of the medians. */
@@ -204,8 +210,9 @@ function tapBatches<C extends object>(consumer: C, onBatch: () => void): C {
 export const BATCH_RECORDS = 16;
 
 /**
- * The runner with a no-op handler, default options but the commit mode and completed sets
- * chosen. `batch`: the batch handler instead (no-op, every record ok: it returns nothing),
+ * The runner with a no-op handler (with `--async-handler` it returns a resolved promise),
+ * default options but the commit mode and completed sets chosen. `batch`: the batch handler
+ * instead (no-op, every record ok: it returns nothing, or a resolved promise),
  * `key` ordering, `batch: { maxRecords: 16 }`, the other options the same.
  */
 async function runner(n: number, ordering: Ordering, batch = false): Promise<Rate> {
@@ -222,10 +229,15 @@ async function runner(n: number, ordering: Ordering, batch = false): Promise<Rat
           maxRecords: BATCH_RECORDS,
           handler: (_: unknown[], { records }: { records: readonly { partition: number; offset: number }[] }) => {
             for (const r of records) m.seen(r.partition, r.offset);
+            return ASYNC ? Promise.resolve() : undefined;
           },
         },
       }
-      : { handler: (_: unknown, ctx: { partition: number; offset: number }) => m.seen(ctx.partition, ctx.offset) }),
+      : {
+        handler: ASYNC
+          ? (_: unknown, ctx: { partition: number; offset: number }) => (m.seen(ctx.partition, ctx.offset), Promise.resolve())
+          : (_: unknown, ctx: { partition: number; offset: number }) => m.seen(ctx.partition, ctx.offset),
+      }),
   };
   const c = CLIENT === "platformatic"
     ? (await import("../adapters/platformatic/mod.ts")).createPlatformaticConsumer({
