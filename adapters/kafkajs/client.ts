@@ -60,7 +60,7 @@ import { probeSeedBrokers } from "./probe.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";
-import { PausedHold } from "./paused_hold.ts";
+import { installPausedWake } from "./paused_wake.ts";
 
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
@@ -95,7 +95,6 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly #assignment: KafkaJSAssignment;
   #stopped = false;
   #closed = false;
-  readonly #hold = new PausedHold(); // eachBatch holds while every partition is paused (paused_hold.ts)
   #running = false;
   readonly #commits: KafkaJSCommits;
   #removers: Array<() => void> = [];
@@ -199,6 +198,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   async start(sink: ClientSink<KafkaMessage>): Promise<void> {
     this.#sink = sink;
     installReadCommitted(); // before the first fetch: aborted transactions filtered by Kafka's rule
+    installPausedWake(); // a fetcher whose partitions are all paused waits for a resume, not out its maxWaitTime
     const c = this.#consumer;
     const signal = sink.signal;
     this.#removers.push(
@@ -263,20 +263,12 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
         // finds the group rebalancing, KafkaJS rejoins only after eachBatch settles: the revoke
         // is awaited here (drain within the bound, commit in the old generation, which the
         // broker still accepts while the group waits for this member's JoinGroup).
-        const beat = async (): Promise<void> => {
-          try {
-            await heartbeat();
-          } catch (error) {
-            if ((error as { type?: unknown }).type === "REBALANCE_IN_PROGRESS") await this.#assignment.revoke(true);
-            throw error;
-          }
-        };
-        await beat();
-        // Every partition paused: hold here until one resumes rather than let KafkaJS sleep.
-        await this.#hold.hold(
-          () => !this.#stopped && !this.#closed && !signal.aborted && this.#hold.allPaused(c, this.#assignment.partitions()),
-          beat,
-        );
+        try {
+          await heartbeat();
+        } catch (error) {
+          if ((error as { type?: unknown }).type === "REBALANCE_IN_PROGRESS") await this.#assignment.revoke(true);
+          throw error;
+        }
       },
     };
     // Joins the group; a failed join is a CRASH (handled in #onCrash), not a rejection.
@@ -319,7 +311,6 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     } catch {
       // not running
     }
-    this.#hold.resumed();
   }
 
   commit(offsets: readonly CommitOffset[]): Promise<void> {
@@ -329,13 +320,11 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   stopFetching(): void {
     this.#stopped = true;
     this.#assignment.pauseAll();
-    this.#hold.resumed(); // a held eachBatch returns
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#hold.resumed(); // a held eachBatch returns
     this.#outage.close();
     const c = this.#consumer;
     // KafkaJS arms its restart timer only after a crash's own disconnect returned, so a

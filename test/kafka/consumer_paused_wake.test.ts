@@ -1,12 +1,13 @@
 /**
- * Real broker, KafkaJS: backpressure that pauses every partition does not put KafkaJS to
- * sleep (adapters/kafkajs/paused_hold.ts). KafkaJS sleeps `maxWaitTimeInMs` when every
- * partition it would fetch is paused, and a resume does not wake it; here that wait is
- * 6 s, and each fetch brings more records of a partition than its high mark (150), so the
- * whole assignment is paused again and again (3,000 records a partition): asleep each time,
- * KafkaJS would need minutes. Every
- * record must still be handled (each exactly once), with the assignment paused at least
- * once, and committed.
+ * Real broker, KafkaJS: pauses of every partition do not put KafkaJS to sleep
+ * (adapters/kafkajs/paused_wake.ts). KafkaJS sleeps `maxWaitTimeInMs` when
+ * every partition it would fetch is paused, and a resume does not wake it; here that wait
+ * is 6 s. The runner pauses the new partitions while it reads their committed offsets after
+ * the join: the first record must come sooner than that wait. Then each fetch brings more
+ * records of a partition than its high mark (150), so the whole assignment is paused again
+ * and again (3,000 records a partition): asleep each time, KafkaJS would need minutes. Every
+ * record must be handled within less than one such wait (each exactly once), with the
+ * assignment paused, and committed.
  *
  * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`; uses
  * KAFKA_BROKERS when set, else starts its own broker.
@@ -68,10 +69,10 @@ test("KafkaJS: every partition paused by backpressure, fetching goes on once one
       },
     });
     try {
-      await consumer.start();
-      // KafkaJS's first fetch after the join may find no partition ready and sleep MAX_WAIT_MS
-      // (the runner pauses new partitions while it reads their committed offsets): not this test's.
-      await waitFor(() => handled.size > 0, 3 * MAX_WAIT_MS, "the first record");
+      await consumer.start(); // joined
+      // The runner pauses new partitions while it reads their committed offsets: KafkaJS's
+      // first fetch finds nothing to fetch, and asleep it would start MAX_WAIT_MS later.
+      await waitFor(() => handled.size > 0, MAX_WAIT_MS * 3 / 4, "the first record");
       // From there every record is in a fetch or two of the broker: a second or so, unless
       // KafkaJS sleeps MAX_WAIT_MS after each pause of the whole assignment.
       await waitFor(() => handled.size === RECORDS, MAX_WAIT_MS * 3 / 4, `all ${RECORDS} records (${handled.size} so far, ${pauses.length} pauses)`);
