@@ -10,7 +10,9 @@
  *   `batch.lastOffset()` only to move the fetch cursor, and returns at once: records
  *   run on the runner's worker pool, and backpressure is `pause`/`resume` (a slow
  *   `eachBatch` would block every partition of the same broker fetch). KafkaJS
- *   heartbeats after every batch and every empty fetch. Aborted transactions are left
+ *   heartbeats after every batch and every empty fetch. A fetcher whose partitions are
+ *   all paused waits for a resume instead of sleeping out `maxWaitTimeInMs`
+ *   (adapters/kafkajs/paused_wake.ts). Aborted transactions are left
  *   out by Kafka's own rule, not KafkaJS's filter (adapters/kafkajs/read_committed.ts).
  * - Commits go only through `consumer.commitOffsets`, only for partitions of the
  *   current assignment (the broker accepts commits from a member for partitions it no
