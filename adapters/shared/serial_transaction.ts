@@ -23,7 +23,7 @@ export interface SerialProducer {
   broken: boolean;
   /** The broker's answer that fenced it, once one did: a transaction queued behind is refused for the same reason. */
   fenced: unknown;
-  /** Settles when its last transaction ended or passed its timeout: a producer is replaced or closed only then. */
+  /** Settles when its last transaction ended (past its timeout: at most VERDICT_GRACE_MS later): a producer is replaced or closed only then. */
   quiet: Promise<void>;
 }
 
@@ -70,7 +70,11 @@ export async function runSerialTransaction(
   })();
   pp.tail = run.catch(() => {});
   const bounded = timeout(run, timeoutMs, `the transaction of ${t.topic}/${t.partition}`);
-  pp.quiet = bounded.then(() => {}, () => {});
+  // Past its timeout the run may still be under way (a process stopped past the bound sends
+  // its EndTxn at the wake-up): the producer is closed or replaced only once the run settled,
+  // or VERDICT_GRACE_MS later. Closed under it, the step fails in the client, not with the
+  // broker's answer, and a fenced zombie would report its transaction aborted.
+  pp.quiet = bounded.then(() => {}, () => settledWithin(run, VERDICT_GRACE_MS));
   try {
     await bounded;
     return { ok: true };
@@ -89,6 +93,15 @@ export async function runSerialTransaction(
     // A timed-out run may still be going: the producer counts as busy until it settles.
     void run.catch(() => {}).finally(() => pp.busy--);
   }
+}
+
+/** Settles when `p` settled (either way) or `ms` passed. */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.then(() => {}, () => {}),
+    new Promise<void>((r) => (timer = setTimeout(r, ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /**
