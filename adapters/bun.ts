@@ -1,6 +1,7 @@
 /**
- * offset-frontier for Bun: the KafkaJS parallel consumer, shut down gracefully on
- * SIGINT/SIGTERM (a second signal gets the default behaviour: exit at once).
+ * The KafkaJS binding under its first name for Bun: `offset-frontier/bun` is
+ * `offset-frontier/kafkajs`, kept for code written against it. New code:
+ * `offset-frontier/platformatic` (Bun runs `@platformatic/kafka`).
  *
  * @example
  * ```ts

@@ -1,8 +1,9 @@
 /**
- * offset-frontier for Deno: the KafkaJS parallel consumer (`npm:kafkajs`), shut down
- * gracefully on SIGINT/SIGTERM via `Deno.addSignalListener` (a second signal gets the
- * default behaviour: exit at once). KafkaJS needs `--allow-net --allow-env` (and
- * `--allow-sys` on some systems).
+ * The KafkaJS binding under its first name for Deno: `offset-frontier/deno` is
+ * `offset-frontier/kafkajs` with its signals through `Deno.addSignalListener`, kept for code
+ * written against it. New code: `offset-frontier/platformatic` (Deno runs
+ * `@platformatic/kafka`: `--allow-net --allow-env --allow-read`). KafkaJS needs
+ * `--allow-net --allow-env` (and `--allow-sys` on some systems).
  *
  * @example
  * ```ts
@@ -22,6 +23,7 @@
 import { consumeUntil, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs/mod.ts";
 
 export * from "./kafkajs/mod.ts";
+// this entry's own consume() (Deno's signal listeners) and ShutdownSignal replace the binding's
 
 /** A signal name Deno can listen to. */
 export type ShutdownSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGQUIT";

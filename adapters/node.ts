@@ -1,6 +1,8 @@
 /**
- * offset-frontier for Node: the KafkaJS parallel consumer, shut down gracefully on
- * SIGINT/SIGTERM (a second signal gets the default behaviour: exit at once).
+ * The KafkaJS binding under its first name: `offset-frontier/node` is
+ * `offset-frontier/kafkajs` (same exports, same `consume()`), kept for code written against
+ * it. New code: `offset-frontier/platformatic` where `@platformatic/kafka` runs (Node ≥ 22.22
+ * or ≥ 24.6, Bun, Deno), `offset-frontier/kafkajs` on Node 20.
  *
  * @example
  * ```ts
@@ -17,24 +19,9 @@
  *
  * @module
  */
-import process from "node:process";
-import { consumeUntil, type KafkaJSConsumerOptions, type KafkaMessage, type ParallelConsumer } from "./kafkajs/mod.ts";
+import type { ConsumeKafkaJSOptions } from "./kafkajs/mod.ts";
 
 export * from "./kafkajs/mod.ts";
 
-/** Options of {@link consume}: the KafkaJS consumer options plus the signals that shut it down. */
-export interface ConsumeOptions extends KafkaJSConsumerOptions {
-  /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no handler. */
-  signals?: readonly NodeJS.Signals[];
-}
-
-/** Starts a KafkaJS parallel consumer that shuts down gracefully on SIGINT/SIGTERM (or `signal`). */
-export function consume(options: ConsumeOptions): Promise<ParallelConsumer<KafkaMessage>> {
-  const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
-  return consumeUntil(rest, (shutdown) => {
-    for (const s of signals) process.once(s, shutdown);
-    return () => {
-      for (const s of signals) process.off(s, shutdown);
-    };
-  });
-}
+/** Options of `consume`: the KafkaJS consumer options plus the signals that shut it down. */
+export type ConsumeOptions = ConsumeKafkaJSOptions;

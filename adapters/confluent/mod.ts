@@ -17,7 +17,7 @@ import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { defined } from "../shared/defined.ts";
 import type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
 import type { ConfluentConsumerConfig, ConfluentKafka, ConfluentMessage } from "./types.ts";
-import { startWithSignals } from "../shared/signals.ts";
+import { type ShutdownSignal, startWithSignals } from "../shared/signals.ts";
 
 const g = globalThis as { Bun?: unknown; Deno?: unknown };
 const foreign = g.Bun !== undefined ? "bun" : g.Deno !== undefined ? "deno" : undefined;
@@ -98,7 +98,7 @@ export function createConfluentConsumer(options: ConfluentConsumerOptions): Para
 /** Options of {@link consumeConfluent}: the consumer options plus the signals that shut it down. */
 export interface ConsumeConfluentOptions extends ConfluentConsumerOptions {
   /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no handler. */
-  signals?: readonly NodeJS.Signals[];
+  signals?: readonly ShutdownSignal[];
 }
 
 /**
@@ -116,3 +116,4 @@ export { CommitRefusedError } from "./commits.ts";
 export type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
 export type * from "./types.ts";
 export * from "../shared/consumer_api.ts";
+export type { ShutdownSignal } from "../shared/signals.ts";

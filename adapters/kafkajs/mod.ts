@@ -1,6 +1,8 @@
 /**
- * The KafkaJS (2.2.x) binding of the parallel consumer, shared by the Node, Bun and
- * Deno entry points: its options and factories.
+ * The KafkaJS (2.2.x) binding of the parallel consumer (`offset-frontier/kafkajs`), on
+ * Node (20 included), Bun and Deno: its options, factories and `consume()`. KafkaJS is no
+ * longer maintained upstream; where `@platformatic/kafka` runs (Node ≥ 22.22, Bun, Deno),
+ * `offset-frontier/platformatic` is the binding to start with.
  *
  * How the binding drives KafkaJS: `kafkajs_client.ts`; outages and crash restarts:
  * `kafkajs_outage.ts`; the assignment: `kafkajs_assignment.ts`; exactly-once:
@@ -8,7 +10,9 @@
  *
  * @module
  */
+import process from "node:process";
 import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
+import type { ShutdownSignal } from "../shared/signals.ts";
 import { KafkaJSClient } from "./client.ts";
 import { type DeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
@@ -141,7 +145,42 @@ export async function consumeUntil(
   return consumer;
 }
 
+/** Options of {@link consume}: the KafkaJS consumer options plus the signals that shut it down. */
+export interface ConsumeKafkaJSOptions extends KafkaJSConsumerOptions {
+  /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no handler. */
+  signals?: readonly ShutdownSignal[];
+}
+
+/**
+ * Starts a KafkaJS parallel consumer that shuts down gracefully on SIGINT/SIGTERM (a second
+ * signal gets the runtime's default: exit at once) or when `signal` aborts; on Node, Bun
+ * and Deno alike (each has `node:process` signals). Resolves once consuming has begun.
+ *
+ * @example
+ * ```ts
+ * import { Kafka } from "kafkajs";
+ * import { consume } from "offset-frontier/kafkajs";
+ * const kafka = new Kafka({ brokers: ["127.0.0.1:9092"] });
+ * const consumer = await consume({
+ *   consumer: kafka.consumer({ groupId: "orders", maxWaitTimeInMs: 500 }),
+ *   topics: ["orders"],
+ *   handler: async (message) => { console.log(message.value?.toString()); },
+ * });
+ * await consumer.done; // after Ctrl-C: in-flight records finished, safe offsets committed
+ * ```
+ */
+export function consume(options: ConsumeKafkaJSOptions): Promise<ParallelConsumer<KafkaMessage>> {
+  const { signals = ["SIGINT", "SIGTERM"], ...rest } = options;
+  return consumeUntil(rest, (shutdown) => {
+    for (const s of signals) process.once(s, shutdown);
+    return () => {
+      for (const s of signals) process.off(s, shutdown);
+    };
+  });
+}
+
 export { KafkaJSClient } from "./client.ts";
+export type { ShutdownSignal } from "../shared/signals.ts";
 export type { Consumer, Kafka, KafkaMessage, Producer } from "./types.ts";
 export type { DeadLetterOptions } from "./dead_letter.ts";
 export * from "../shared/consumer_api.ts";

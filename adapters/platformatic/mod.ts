@@ -18,7 +18,7 @@ import { defined } from "../shared/defined.ts";
 import { type PlatformaticDeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
 import { type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
-import { startWithSignals } from "../shared/signals.ts";
+import { type ShutdownSignal, startWithSignals } from "../shared/signals.ts";
 
 /** Options of a `@platformatic/kafka` parallel consumer. */
 export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOptions<PlatformaticMessage>, "handler" | "transactional"> {
@@ -135,7 +135,7 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
 /** Options of {@link consume}: the consumer options plus the signals that shut it down. */
 export interface ConsumePlatformaticOptions extends PlatformaticConsumerOptions {
   /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no handler. */
-  signals?: readonly NodeJS.Signals[];
+  signals?: readonly ShutdownSignal[];
 }
 
 /**
@@ -158,3 +158,4 @@ export { type PlatformaticProducerStats, type PlatformaticTransactionalOptions, 
 export { isFenced } from "./transaction_steps.ts";
 export { type OutputRecord, type TransactionalContext, type TransactionEvent, type TransactionMetrics } from "../../core/mod.ts";
 export type { CommitFailure } from "./commit_response.ts";
+export type { ShutdownSignal } from "../shared/signals.ts";

@@ -7,11 +7,17 @@ import process from "node:process";
 import type { ParallelConsumer } from "../../core/consumer/runner.ts";
 
 /**
+ * A signal that shuts a consumer down gracefully. Its own type, not `NodeJS.Signals`, so
+ * that the bindings' declarations need no `@types/node` (a Bun or Deno user has none).
+ */
+export type ShutdownSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGQUIT" | "SIGBREAK" | "SIGUSR1" | "SIGUSR2";
+
+/**
  * Starts `consumer`; the first of `signals` shuts it down gracefully (a second one gets
  * the runtime's default: exit at once). The handlers are removed once it closed.
  * Resolves once consuming has begun.
  */
-export async function startWithSignals<M>(consumer: ParallelConsumer<M>, signals: readonly NodeJS.Signals[]): Promise<ParallelConsumer<M>> {
+export async function startWithSignals<M>(consumer: ParallelConsumer<M>, signals: readonly ShutdownSignal[]): Promise<ParallelConsumer<M>> {
   const shutdown = (): void => {
     release();
     void consumer.shutdown();

@@ -9,8 +9,10 @@
  *   must exit 0 by itself;
  * - `exit`: a program that needs no broker; it must exit 0 by itself;
  * - `illustrative`: a fragment, not run (the page says what it stands for).
- * RUNTIMES: node (through tsx, as `npx tsx`), bun, deno (`deno run --allow-net --allow-env
- * --allow-sys`). Blocks run on Node are type-checked first (tsc, strict), blocks run on
+ * RUNTIMES: node (through tsx, as `npx tsx`; the pinned Node 24 for a block that imports
+ * `@platformatic/kafka`, which needs Node >= 22.22), bun, deno (`deno run --allow-net
+ * --allow-env --allow-sys`, or `--allow-read` instead of `--allow-sys` for a block that
+ * imports `@platformatic/kafka`, as docs/platformatic.md says). Blocks run on Node are type-checked first (tsc, strict), blocks run on
  * Deno by `deno check`.
  *
  * Substitutions, nothing else: the broker address `"127.0.0.1:9092"`, `topics: ["orders"]`
@@ -35,6 +37,7 @@ import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
 import { BIN, killGroup, type PackProject, packProject, ROOT, sh, watch } from "./pack_project.ts";
+import { ensureNode } from "../../scripts/install-node.mjs";
 
 type Runtime = "node" | "bun" | "deno";
 type Mode = "run" | "exit" | "illustrative";
@@ -110,10 +113,13 @@ const NODE = process.versions.bun || (globalThis as { Deno?: unknown }).Deno ? "
  * more, so under CI load an example that shuts down correctly failed (CI10: exit 130). The
  * README's `npx tsx` is what quickstart.test.ts runs.
  */
-function command(runtime: Runtime, file: string): [string, string[]] {
-  if (runtime === "node") return [NODE, ["--import", pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href, file]];
+function command(runtime: Runtime, file: string, code: string): [string, string[]] {
+  const platformatic = code.includes(`from "@platformatic/kafka"`);
+  const node = platformatic ? ensureNode(24, { quiet: true }) : NODE; // the client needs Node >= 22.22
+  if (runtime === "node") return [node, ["--import", pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href, file]];
   if (runtime === "bun") return [join(BIN, "bun"), [file]];
-  return [join(BIN, "deno"), ["run", "--allow-net", "--allow-env", "--allow-sys", file]];
+  // @platformatic/kafka reads a WASM file of its own from node_modules: docs/platformatic.md names --allow-read
+  return [join(BIN, "deno"), ["run", "--allow-net", "--allow-env", platformatic ? "--allow-read" : "--allow-sys", file]];
 }
 
 /** The HTTP service the handler examples call: the first answer of each path asks for a retry. */
@@ -213,7 +219,7 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
           writeFileSync(join(project, file), ex.code);
         }
         if (runtime === "deno") sh(join(BIN, "deno"), ["check", file], project);
-        const [cmd, args] = command(runtime, file);
+        const [cmd, args] = command(runtime, file, ex.code);
         const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" }, detached: true });
         const watched = watch(child, 1500);
         try {

@@ -1,13 +1,16 @@
 /**
  * The README's quick starts, run as a new user runs them: `npm pack` of this repository,
- * a fresh project made with `npm init -y`, the tarball and kafkajs installed into it, and
- * each quick start (Node as `.mjs` and, after `npm pkg set type=module`, as TypeScript through
- * tsx; Bun; Deno, type-checked first) pasted from README.md as written. Each runs against a
- * real broker over records produced first, gets SIGINT once its handler has seen every
- * record (the README's Ctrl-C), must exit 0 by itself, and must leave its group's committed
- * offsets equal to the topic's end offsets.
+ * a fresh project made with `npm init -y`, the tarball and the clients installed into it
+ * (`@platformatic/kafka` linked, `kafkajs` installed offline, both from this checkout), and
+ * each quick start pasted from README.md as written: the @platformatic/kafka ones on the
+ * pinned Node 24 (as `.mjs` and, after `npm pkg set type=module`, as TypeScript through
+ * tsx), on Bun, and on Deno (type-checked first, with the permissions the README names and
+ * no more); the KafkaJS one on the Node running this file (Node 20 under `npm test`). Each
+ * runs against a real broker over records produced first, gets SIGINT once its handler has
+ * seen every record (the README's Ctrl-C), must exit 0 by itself, and must leave its
+ * group's committed offsets equal to the topic's end offsets.
  *
- * The code blocks are found by their `<!-- quickstart:RUNTIME` markers in README.md, so the
+ * The code blocks are found by their `<!-- quickstart:NAME` markers in README.md, so the
  * test fails when the README drifts. The only substitutions, each of a literal that must
  * occur exactly once: the broker address `"127.0.0.1:9092"`, `topics: ["orders"]` and
  * the `groupId: "…"` (each quick start has its own, so that trying one after another
@@ -15,9 +18,9 @@
  *
  * `npm run test:pack` drives it from Node (one broker through scripts/with-broker.mjs; without
  * KAFKA_BROKERS it starts its own); it also runs under `bun test` and `deno test -A`. The
- * quick starts run on node, bun, deno and tsx from node_modules/.bin (tsx stands for the
- * README's `npx tsx`). Offline: the tarball and kafkajs come from this checkout.
- * KEEP_PACK_DIR=1 keeps the temporary project for a look.
+ * quick starts run on the pinned Node 24 (scripts/install-node.mjs), bun, deno and tsx from
+ * node_modules/.bin (tsx stands for the README's `npx tsx`). Offline: the tarball and the
+ * clients come from this checkout. KEEP_PACK_DIR=1 keeps the temporary project for a look.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -27,13 +30,17 @@ import process from "node:process";
 import { after, before, describe, test } from "node:test";
 import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
 import { BIN, killGroup, type PackProject, packProject, ROOT, sh, watch } from "./pack_project.ts";
+import { ensureNode } from "../../scripts/install-node.mjs";
 
 const NODE = process.versions.bun || (globalThis as { Deno?: unknown }).Deno ? "node" : process.execPath;
+/** The Node that runs the @platformatic/kafka quick starts (the client needs Node >= 22.22). */
+const NODE24 = ensureNode(24, { quiet: true });
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 const RECORDS = 300;
 const PARTITIONS = 3;
 
-type Runtime = "node" | "bun" | "deno";
+/** A quick start of README.md, by its marker: `node`, `bun`, `deno` (@platformatic/kafka), `kafkajs`. */
+type Block = "node" | "bun" | "deno" | "kafkajs";
 
 /**
  * Per run: which README block, the file it is saved as, how the README says to run it (and
@@ -41,20 +48,21 @@ type Runtime = "node" | "bun" | "deno";
  * Node block run as TypeScript, after the README's `npm pkg set type=module`.
  */
 interface Run {
-  block: Runtime;
+  block: Block;
   file: string;
   readmeCommand: string;
   command: [string, string[]];
   prepare?: string[];
   check?: [string, string[]];
 }
-const RUNS: Record<Runtime | "tsx", Run> = {
-  node: { block: "node", file: "consumer.mjs", readmeCommand: "node consumer.mjs", command: [NODE, ["consumer.mjs"]] },
+const RUNS: Record<Block | "tsx", Run> = {
+  node: { block: "node", file: "consumer.mjs", readmeCommand: "node consumer.mjs", command: [NODE24, ["consumer.mjs"]] },
+  kafkajs: { block: "kafkajs", file: "consumer-kafkajs.mjs", readmeCommand: "node consumer.mjs", command: [NODE, ["consumer-kafkajs.mjs"]] },
   tsx: {
     block: "node",
     file: "consumer-tsx.ts",
     readmeCommand: "npx tsx consumer.ts",
-    command: [join(BIN, "tsx"), ["consumer-tsx.ts"]],
+    command: [NODE24, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "consumer-tsx.ts"]],
     prepare: ["pkg", "set", "type=module"],
   },
   bun: {
@@ -66,15 +74,15 @@ const RUNS: Record<Runtime | "tsx", Run> = {
   deno: {
     block: "deno",
     file: "consumer-deno.ts",
-    readmeCommand: "deno run --allow-net --allow-env --allow-sys consumer.ts",
-    command: [join(BIN, "deno"), ["run", "--allow-net", "--allow-env", "--allow-sys", "consumer-deno.ts"]],
+    readmeCommand: "deno run --allow-net --allow-env --allow-read consumer.ts",
+    command: [join(BIN, "deno"), ["run", "--allow-net", "--allow-env", "--allow-read", "consumer-deno.ts"]],
     // the published .d.ts files type-check as a Deno user sees them (Deno's own Node types: offline)
     check: [join(BIN, "deno"), ["check", "consumer-deno.ts"]],
   },
 };
 
 /** The code block after README.md's `<!-- quickstart:RUNTIME` marker (exactly one marker). */
-export function quickStart(readme: string, runtime: Runtime): string {
+export function quickStart(readme: string, runtime: Block): string {
   const marker = `<!-- quickstart:${runtime} `;
   const at = readme.indexOf(marker);
   assert.ok(at >= 0, `README.md has a ${marker}…--> marker before the ${runtime} quick start`);
@@ -101,7 +109,7 @@ export function substitute(code: string, to: { broker: string; topic: string; gr
 }
 
 /** Which records a quick start handled, as "partition@offset" → value, read from what it printed or wrote. */
-function handled(runtime: Runtime, stdout: string, project: string, topic: string): Map<string, string> {
+function handled(runtime: Block, stdout: string, project: string, topic: string): Map<string, string> {
   const seen = new Map<string, string>();
   if (runtime === "bun") {
     const dir = join(project, "out");
@@ -124,8 +132,8 @@ const asObject = (m: Map<number, string>): Record<string, string> =>
 
 test("each quick start has a group of its own: tried one after another, each prints every record", () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const groups = (["node", "bun", "deno"] as const).map((rt) => /groupId: "([^"]*)"/.exec(quickStart(readme, rt))?.[1]);
-  assert.equal(new Set(groups).size, 3, `distinct group ids: ${groups.join(", ")}`);
+  const groups = (["node", "bun", "deno", "kafkajs"] as const).map((rt) => /groupId: "([^"]*)"/.exec(quickStart(readme, rt))?.[1]);
+  assert.equal(new Set(groups).size, 4, `distinct group ids: ${groups.join(", ")}`);
 });
 
 describe("the README's quick starts, from the npm pack tarball in a fresh project", { timeout: 300_000 }, () => {
@@ -140,7 +148,7 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
   before(async () => {
     if (!brokers) brokers = (broker = await startBroker()).brokers;
     // npm pack runs `prepack` (the dist/ build) like a real pack; the tarball lands outside the repo.
-    pack = packProject({ prefix: "offset-frontier-pack-" });
+    pack = packProject({ prefix: "offset-frontier-pack-", links: { "@platformatic/kafka": join(ROOT, "node_modules", "@platformatic", "kafka") } });
     project = pack.project;
   });
   after(async () => {
@@ -164,7 +172,7 @@ describe("the README's quick starts, from the npm pack tarball in a fresh projec
   });
 
   // node first: the .mjs runs in the CommonJS project npm init -y makes; tsx then sets "type": "module"
-  for (const name of ["node", "tsx", "bun", "deno"] as const) {
+  for (const name of ["node", "kafkajs", "tsx", "bun", "deno"] as const) {
     const { block, file, readmeCommand, command, prepare, check } = RUNS[name];
     const runtime = block;
     test(`${name}: the quick start as written consumes every record, stops on SIGINT, commits the end offsets`, async () => {

@@ -144,7 +144,7 @@ describe("the documentation's links", () => {
       lines.forEach((line, i) => {
         if (/^(```|~~~)/.test(line)) {
           if (!inFence && /^```(ts|js|typescript|javascript|mjs)\s*$/.test(line)) {
-            const marker = file === "README.md" ? /^<!-- quickstart:(node|bun|deno) / : /^<!-- example:[\w-]+ (run|exit|illustrative)\b/;
+            const marker = file === "README.md" ? /^<!-- quickstart:(node|bun|deno|kafkajs) / : /^<!-- example:[\w-]+ (run|exit|illustrative)\b/;
             if (!marker.test(lines[i - 1] ?? "")) unmarked.push(`${file}:${i + 1}`);
           }
           inFence = !inFence;
