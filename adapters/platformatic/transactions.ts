@@ -60,20 +60,19 @@ export interface PlatformaticTransactionalOptions extends TransactionalOptions {
    */
   transactionTimeoutMs?: number;
   /**
-   * `"partition"` (default): one transactional producer per assigned partition, fenced by its
-   * transactional id and by the group generation. `"member"` (one producer for every
-   * partition of the member, one transaction per commit cycle, fenced by the group generation
-   * alone: member_transactions.ts) is refused by `createPlatformaticConsumer` for now: a chaos
-   * round through it committed input offsets without their outputs.
+   * `"partition"` (the default and the only model): one transactional producer per assigned
+   * partition, fenced by its transactional id and by the group generation. `"member"` (one
+   * producer per member, KIP-447) is refused with an `InvalidArgumentError`: it lost outputs
+   * in a chaos round and was removed (docs/exactly-once.md).
    */
-  producers?: "partition" | "member";
+  producers?: "partition";
 }
 
 /**
  * Checks the binding's transactional options (the runner checks `timeoutMs`).
  * @throws {InvalidArgumentError} naming the option and the value
  */
-export function checkTransactionalOptions(options: PlatformaticTransactionalOptions): void {
+function checkTransactionalOptions(options: PlatformaticTransactionalOptions): void {
   const v = options.idPrefix;
   if (v !== undefined && (typeof v !== "string" || v.length === 0 || /\s/.test(v))) {
     throw new InvalidArgumentError(`transactional.idPrefix must be a non-empty string without spaces; got ${describe(v)}`);
@@ -82,9 +81,14 @@ export function checkTransactionalOptions(options: PlatformaticTransactionalOpti
   if (tt !== undefined && (!Number.isSafeInteger(tt) || tt < 1)) {
     throw new InvalidArgumentError(`transactional.transactionTimeoutMs must be an integer ≥ 1; got ${describe(tt)}`);
   }
-  const pr = options.producers;
-  if (pr !== undefined && pr !== "partition" && pr !== "member") {
-    throw new InvalidArgumentError(`transactional.producers must be "partition" or "member"; got ${describe(pr)}`);
+  const pr: unknown = options.producers;
+  if (pr === "member") {
+    throw new InvalidArgumentError(
+      'transactional.producers "member" (one producer per member) is not supported: it committed input offsets without their outputs in a chaos round and was removed (docs/exactly-once.md); use "partition" (the default)',
+    );
+  }
+  if (pr !== undefined && pr !== "partition") {
+    throw new InvalidArgumentError(`transactional.producers must be "partition"; got ${describe(pr)}`);
   }
 }
 
@@ -132,7 +136,7 @@ const CONNECTION_OPTIONS = ["bootstrapBrokers", "sasl", "tls", "ssl", "tlsServer
  * committed offset, else where the reset tracker began, else (a fresh partition) the
  * earliest or latest offset.
  */
-export async function seekBack(inputs: PlatformaticTransactionInputs, partitions: readonly OpenPartition[], committed: readonly CommittedPosition[]): Promise<void> {
+async function seekBack(inputs: PlatformaticTransactionInputs, partitions: readonly OpenPartition[], committed: readonly CommittedPosition[]): Promise<void> {
   const at = new Map(committed.map((p) => [tpKey(p.topic, p.partition), p.offset]));
   const known = new Map<string, number>();
   const missing = new Map<string, number[]>();
@@ -164,7 +168,7 @@ export async function seekBack(inputs: PlatformaticTransactionInputs, partitions
 }
 
 /** The connection options of the consumer (`consumer[kOptions]`) that its producers share. */
-export function connectionOptions(from: Record<string, unknown>): Record<string, unknown> & { bootstrapBrokers: string[] } {
+function connectionOptions(from: Record<string, unknown>): Record<string, unknown> & { bootstrapBrokers: string[] } {
   const connection: Record<string, unknown> = {};
   for (const name of CONNECTION_OPTIONS) if (from[name] !== undefined) connection[name] = from[name];
   return { ...connection, bootstrapBrokers: (from.bootstrapBrokers ?? []) as string[] };
