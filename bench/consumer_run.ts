@@ -1,8 +1,10 @@
 /**
  * One runtime's side of `npm run bench:consumer` (bench/consumer.bench.ts starts it once per
  * runtime: `node --import tsx`, `bun`, `deno run -A`, and once more on Node with
- * `--client confluent`, and once per runtime with `--client platformatic`, Node 24 for Node): reads an existing topic with a no-op handler through the client's
- * plain `eachBatch` and through the runner's binding for that client, in alternating rounds,
+ * `--client confluent`, and once per runtime with `--client platformatic`, Node 24 for Node):
+ * reads an existing topic with a no-op handler through the client's own plain loop (`eachBatch`;
+ * for `@platformatic/kafka` its `consume()` stream) and through the runner's binding for that
+ * client, in alternating rounds,
  * and prints one JSON line ({@link RunResult}) on stdout; progress goes to stderr.
  *
  * Each pass is a new consumer in a new group reading the whole topic from the start. The

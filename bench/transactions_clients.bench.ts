@@ -8,9 +8,8 @@
  * (a) the no-op transform of bench/transactions.bench.ts (one output per input, concurrency
  *     64) on P input partitions (`--partitions 3,30,300`: the same total records for each
  *     P), measured from the first handler call until every output is committed and every
- *     input offset with it, through KafkaJS (one producer per partition), platformatic
- *     with one producer per partition, and platformatic with one per member; the passes of
- *     one P alternate (a discarded warm-up pass of each first); ratios over KafkaJS's
+ *     input offset with it, through KafkaJS and through platformatic (one producer per
+ *     partition each: the binding refuses one per member); the passes of one P alternate (a discarded warm-up pass of each first); ratios over KafkaJS's
  *     median from the same run.
  * (b) the producers per partition: P partitions opened one at a time through each port
  *     (new producer, InitProducerId, committed read): latency per open, heap per producer.
@@ -48,8 +47,8 @@ const REPS = o.reps === undefined ? 3 : intFlag(NAME, "reps", o.reps, 1);
 const PRODUCERS = o.producers === undefined ? 24 : intFlag(NAME, "producers", o.producers, 1);
 const PARTITIONS = (o.partitions ?? "3").split(",").map((x) => intFlag(NAME, "partitions", x.trim(), 1));
 const CONCURRENCY = 64;
-type Client = "kafkajs" | "platformatic" | "platformatic, per member";
-const CLIENTS: Client[] = ["kafkajs", "platformatic", "platformatic, per member"];
+type Client = "kafkajs" | "platformatic";
+const CLIENTS: Client[] = ["kafkajs", "platformatic"];
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]): number => {
@@ -73,7 +72,7 @@ async function pass(brokers: string, input: string, partitions: number, total: n
     ordering: "unordered" as const,
     concurrency: CONCURRENCY,
     signal: controller.signal,
-    transactional: client === "platformatic, per member" ? { producers: "member" } : {},
+    transactional: {},
     on: { transaction: (e: { outcome: string; partition: number; offset: number; records: number }) => void (e.outcome === "committed" && (committed.set(e.partition, e.offset), (acked += e.records))) },
     handler: (message: { value: unknown }, ctx: { partition: number; send?: (...r: Array<{ topic: string; partition: number; value: Uint8Array | null }>) => void }) => {
       if (first === 0) first = performance.now();
@@ -150,7 +149,7 @@ await withBroker(async (brokers) => {
     }
     const total = [...(await endOffsets(brokers, input)).values()].reduce((a, b) => a + Number(b), 0);
     for (const c of CLIENTS) await pass(brokers, input, partitions, total, c); // warm-up, discarded
-    const runs: Record<Client, number[]> = { kafkajs: [], platformatic: [], "platformatic, per member": [] };
+    const runs: Record<Client, number[]> = { kafkajs: [], platformatic: [] };
     for (let r = 0; r < REPS; r++) {
       for (let i = 0; i < CLIENTS.length; i++) {
         const c = CLIENTS[(i + r) % CLIENTS.length];

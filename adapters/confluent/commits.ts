@@ -126,7 +126,7 @@ export function holdsCommit(
 }
 
 /** The commit's identity: its partitions and offsets, order-independent. */
-export function commitSignature(offsets: readonly Offset[]): string {
+function commitSignature(offsets: readonly Offset[]): string {
   return offsets.map((o) => `${o.topic}\u0000${o.partition}\u0000${Number(o.offset)}`).sort().join("\u0001");
 }
 

@@ -33,6 +33,7 @@
 import type { Admin, Consumer, Kafka, Message, Producer } from "kafkajs";
 import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
+import { PartitionProducers, type ProducerStats } from "../shared/partition_producers.ts";
 import { toStored } from "../shared/stored_metadata.ts";
 import { readCommitted } from "./committed.ts";
 import type {
@@ -44,7 +45,6 @@ import type {
 } from "../../core/consumer/transactions.ts";
 import { InvalidArgumentError, describe } from "../../core/errors.ts";
 import { isFenced, REQUEST_BYTES, sizeOf, timeout, toKafkaJSMessage } from "./transaction_steps.ts";
-import { releaseProducers, runSerialTransaction, type SerialProducer } from "../shared/serial_transaction.ts";
 
 /** The exactly-once mode's options of the KafkaJS binding. */
 export interface KafkaJSTransactionalOptions extends TransactionalOptions {
@@ -69,27 +69,7 @@ export interface KafkaJSTransactionalOptions extends TransactionalOptions {
 }
 
 /** What the producers per partition cost so far. */
-export interface TransactionalProducerStats {
-  /** Producers open now (one per assigned partition at most). */
-  open: number;
-  /** Producers made since start. */
-  created: number;
-  /** Producers closed since start. */
-  closed: number;
-  /** Connect + InitProducerId of the last producer, ms. */
-  lastInitMs: number | undefined;
-  /** Largest connect + InitProducerId, ms. */
-  maxInitMs: number | undefined;
-  /** Sum of every connect + InitProducerId, ms (divide by `created`). */
-  totalInitMs: number;
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** A partition's transactional producer and its turn-taking state. */
-interface PartitionProducer extends SerialProducer {
-  readonly producer: Producer;
-}
+export type TransactionalProducerStats = ProducerStats;
 
 /**
  * The {@link TransactionalPort} over KafkaJS. Made by `createKafkaJSConsumer` from its
@@ -100,11 +80,9 @@ export class KafkaJSTransactions implements TransactionalPort {
   readonly #consumer: Consumer;
   readonly #options: KafkaJSTransactionalOptions;
   readonly #fromBeginning: boolean;
-  readonly #producers = new Map<string, PartitionProducer>();
+  readonly #producers: PartitionProducers<Producer>;
   #groupId: string | undefined;
   #admin: Promise<Admin> | undefined;
-  #closed = false;
-  readonly #stats: TransactionalProducerStats = { open: 0, created: 0, closed: 0, lastInitMs: undefined, maxInitMs: undefined, totalInitMs: 0 };
   /** The dead letter of a record (set by the binding when dead letters are configured). */
   readonly deadLetter?: TransactionalPort["deadLetter"];
 
@@ -140,6 +118,23 @@ export class KafkaJSTransactions implements TransactionalPort {
     this.#fromBeginning = more.fromBeginning ?? false;
     this.#groupId = options.groupId;
     if (more.deadLetter) this.deadLetter = more.deadLetter;
+    this.#producers = new PartitionProducers<Producer>({
+      make: (topic, partition) =>
+        kafka.producer({
+          retry: options.retry ?? { retries: 10, initialRetryTime: 10, maxRetryTime: 1_000 },
+          transactionalId: this.transactionalId(topic, partition),
+          idempotent: true,
+          maxInFlightRequests: 1,
+          transactionTimeout: options.transactionTimeoutMs ?? 60_000,
+        }),
+      init: async (producer) => {
+        await producer.connect();
+        // KafkaJS sends InitProducerId at the first transaction(); nothing is added, so the abort sends nothing.
+        const t = await producer.transaction();
+        await t.abort();
+      },
+      close: (producer) => producer.disconnect().catch(() => {}),
+    });
     // Registered before the binding's own GROUP_JOIN listener: the group id is known when the runner opens partitions.
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       this.#groupId ??= e.payload.groupId;
@@ -148,7 +143,7 @@ export class KafkaJSTransactions implements TransactionalPort {
 
   /** What the producers cost so far. */
   stats(): TransactionalProducerStats {
-    return { ...this.#stats, open: this.#producers.size };
+    return this.#producers.stats();
   }
 
   /** The transactional id of a partition's producer. */
@@ -161,96 +156,19 @@ export class KafkaJSTransactions implements TransactionalPort {
     return this.#groupId;
   }
 
-  async open(partitions: readonly OpenPartition[], signal: AbortSignal): Promise<readonly CommittedPosition[]> {
-    // The producers this open set up: an aborted open releases them (left in place, one could fence the new owner later).
-    const mine = new Map<string, PartitionProducer>();
-    const aborted = (): Error => {
-      this.#forget(mine);
-      return new Error("the partitions ended before their producers were open");
-    };
-    for (let attempt = 0; ; attempt++) {
-      if (signal.aborted || this.#closed) throw aborted();
-      try {
-        // Every producer settles before the next step: none is set up after an abort released them.
-        const ready = await Promise.allSettled(partitions.map((p) => this.#ready(p, mine)));
-        const failed = ready.find((r): r is PromiseRejectedResult => r.status === "rejected");
-        if (failed) throw failed.reason;
-        const positions = await this.#committed(partitions);
-        if (signal.aborted || this.#closed) throw aborted();
-        const at = new Map(positions.map((p) => [tpKey(p.topic, p.partition), p.offset]));
-        for (const p of partitions) {
-          const committed = at.get(tpKey(p.topic, p.partition));
-          const offset = committed ?? p.fallback ?? (this.#fromBeginning && !p.kept ? -2 : undefined);
-          // The fetch position comes back to what the broker holds (a reset redoes from there).
-          if (offset !== undefined) this.#consumer.seek({ topic: p.topic, partition: p.partition, offset: String(offset) });
-        }
-        return positions;
-      } catch (error) {
-        if (signal.aborted || this.#closed) {
-          this.#forget(mine);
-          throw error;
-        }
-        await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
+  open(partitions: readonly OpenPartition[], signal: AbortSignal): Promise<readonly CommittedPosition[]> {
+    return this.#producers.open(partitions, signal, async (ps, stillOpen) => {
+      const positions = await this.#committed(ps);
+      stillOpen();
+      const at = new Map(positions.map((p) => [tpKey(p.topic, p.partition), p.offset]));
+      for (const p of ps) {
+        const committed = at.get(tpKey(p.topic, p.partition));
+        const offset = committed ?? p.fallback ?? (this.#fromBeginning && !p.kept ? -2 : undefined);
+        // The fetch position comes back to what the broker holds (a reset redoes from there).
+        if (offset !== undefined) this.#consumer.seek({ topic: p.topic, partition: p.partition, offset: String(offset) });
       }
-    }
-  }
-
-  /** Disconnects and forgets the producers of `mine` that are still the ones in place (a later open's stay). */
-  #forget(mine: ReadonlyMap<string, PartitionProducer>): void {
-    for (const [key, pp] of mine) {
-      if (this.#producers.get(key) !== pp) continue;
-      this.#producers.delete(key);
-      void this.#disconnect(pp);
-    }
-  }
-
-  /**
-   * The partition's producer, open and initialised (fencing every earlier one), unless a kept
-   * healthy one is there; one it sets up is recorded in `mine`.
-   */
-  async #ready(p: OpenPartition, mine: Map<string, PartitionProducer>): Promise<void> {
-    const key = tpKey(p.topic, p.partition);
-    const old = this.#producers.get(key);
-    if (old && p.kept && !old.busy && !old.broken) return;
-    if (old) {
-      this.#producers.delete(key);
-      // A transaction still in flight (a revoke's last one, racing the rejoin) ends first:
-      // the new producer's InitProducerId would abort it, losing work this member owned.
-      if (old.busy) await old.quiet;
-      void this.#disconnect(old);
-    }
-    const started = performance.now();
-    const producer = this.#kafka.producer({
-      retry: this.#options.retry ?? { retries: 10, initialRetryTime: 10, maxRetryTime: 1_000 },
-      transactionalId: this.transactionalId(p.topic, p.partition),
-      idempotent: true,
-      maxInFlightRequests: 1,
-      transactionTimeout: this.#options.transactionTimeoutMs ?? 60_000,
+      return positions;
     });
-    this.#stats.created++;
-    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false, fenced: undefined, quiet: Promise.resolve() };
-    try {
-      await producer.connect();
-      // KafkaJS sends InitProducerId at the first transaction(); nothing is added, so the abort sends nothing.
-      const t = await producer.transaction();
-      await t.abort();
-    } catch (error) {
-      void this.#disconnect(pp);
-      throw error;
-    }
-    const ms = performance.now() - started;
-    this.#stats.lastInitMs = ms;
-    this.#stats.totalInitMs += ms;
-    if (this.#stats.maxInitMs === undefined || ms > this.#stats.maxInitMs) this.#stats.maxInitMs = ms;
-    if (this.#closed) {
-      // Closed meanwhile (shutdown): an open producer would keep the process alive.
-      void this.#disconnect(pp);
-      throw new Error("the transactional producers were closed");
-    }
-    const now = this.#producers.get(key);
-    if (now) void this.#disconnect(now); // a concurrent open won: keep the newest (it fenced the other)
-    this.#producers.set(key, pp);
-    mine.set(key, pp);
   }
 
   async #committed(partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
@@ -276,9 +194,8 @@ export class KafkaJSTransactions implements TransactionalPort {
   }
 
   #one(t: PartitionTransaction, timeoutMs: number): Promise<TransactionOutcome> {
-    const pp = this.#producers.get(tpKey(t.topic, t.partition));
-    return runSerialTransaction(pp, this.#closed, t, timeoutMs, isFenced, async (failed) => {
-      const txn = await pp!.producer.transaction();
+    return this.#producers.run(t, timeoutMs, isFenced, async (producer, failed) => {
+      const txn = await producer.transaction();
       try {
         // Requests of at most ~REQUEST_BYTES: one record batch per output partition must stay
         // under the broker's message.max.bytes (1 MiB by default), and KafkaJS encodes a
@@ -315,21 +232,13 @@ export class KafkaJSTransactions implements TransactionalPort {
   }
 
   release(partitions: readonly TopicPartition[]): Promise<void> {
-    return releaseProducers(this.#producers, partitions, (pp) => this.#disconnect(pp));
+    return this.#producers.release(partitions);
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    const all = [...this.#producers.values()];
-    this.#producers.clear();
-    await Promise.all(all.map((pp) => this.#disconnect(pp)));
+    await this.#producers.close();
     const admin = this.#admin;
     this.#admin = undefined;
     if (admin) await admin.then((a) => a.disconnect()).catch(() => {});
-  }
-
-  async #disconnect(pp: PartitionProducer): Promise<void> {
-    this.#stats.closed++;
-    await pp.producer.disconnect().catch(() => {});
   }
 }

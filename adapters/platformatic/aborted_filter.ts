@@ -43,7 +43,7 @@ export interface AbortedTransaction {
 }
 
 /** Whether a control batch is an ABORT marker (its key: int16 version, int16 type; type 0 = ABORT). */
-export function isAbortMarker(batch: BatchHead): boolean {
+function isAbortMarker(batch: BatchHead): boolean {
   return isAbortMarkerKey(batch.records[0]?.key);
 }
 

@@ -8,7 +8,7 @@ import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import type { ClientConsumer } from "./types.ts";
 
 /** The cooperative-sticky assignor's protocol name. */
-export const COOPERATIVE_STICKY = "cooperative-sticky";
+const COOPERATIVE_STICKY = "cooperative-sticky";
 
 /** How the binding runs the consumer's group. */
 export interface GroupMode {

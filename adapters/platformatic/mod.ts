@@ -48,7 +48,7 @@ export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOption
    * Exactly-once mode: the handler's context gains `send(...)`; its records and the record's
    * completion commit in one transaction (one transactional producer per assigned partition,
    * id `<prefix>-<topic>-<partition>`, the offsets sent under the group generation;
-   * `producers: "member"`, one producer per member, is refused for now). Dead
+   * `producers: "member"`, one producer per member, is refused). Dead
    * letters then go in the record's transaction (the `deadLetter` producer is not used).
    * Needs `readCommitted` (the default).
    */
@@ -110,12 +110,6 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
     }
     // The port opens (fences) each partition before reading its committed offsets and seeking: the client reads none.
     const client = new PlatformaticClient(consumer, topics, defined({ fromBeginning, maxWaitTime, maxBytesPerPartition, maxBytes, transactional: true }));
-    if (transactional.producers === "member") {
-      // Built (member_transactions.ts), not available: a chaos round through it lost outputs.
-      throw new InvalidArgumentError(
-        'transactional.producers "member" is not available yet: a chaos round through it committed 69 input offsets without their outputs (docs/exactly-once.md); use "partition" (the default)',
-      );
-    }
     const port = new PlatformaticTransactions({
       consumer: consumer as unknown as ClientConsumer,
       membership: () => client.membership(),

@@ -43,7 +43,7 @@ import type {
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
 import { REQUEST_BYTES, sizeOf, timeout } from "../shared/transaction_bounds.ts";
-import { releaseProducers, runSerialTransaction, type SerialProducer } from "../shared/serial_transaction.ts";
+import { PartitionProducers, type ProducerStats } from "../shared/partition_producers.ts";
 import { readCommitted } from "./group_requests.ts";
 import { isFenced, type Membership, type ProducedMessage, sendTxnOffsets, StaleGenerationError, toPlatformaticMessage } from "./transaction_steps.ts";
 import type { ClientConsumer, ClientProducer } from "./types.ts";
@@ -60,20 +60,19 @@ export interface PlatformaticTransactionalOptions extends TransactionalOptions {
    */
   transactionTimeoutMs?: number;
   /**
-   * `"partition"` (default): one transactional producer per assigned partition, fenced by its
-   * transactional id and by the group generation. `"member"` (one producer for every
-   * partition of the member, one transaction per commit cycle, fenced by the group generation
-   * alone: member_transactions.ts) is refused by `createPlatformaticConsumer` for now: a chaos
-   * round through it committed input offsets without their outputs.
+   * `"partition"` (the default and the only model): one transactional producer per assigned
+   * partition, fenced by its transactional id and by the group generation. `"member"` (one
+   * producer per member, KIP-447) is refused with an `InvalidArgumentError`: it lost outputs
+   * in a chaos round and was removed (docs/exactly-once.md).
    */
-  producers?: "partition" | "member";
+  producers?: "partition";
 }
 
 /**
  * Checks the binding's transactional options (the runner checks `timeoutMs`).
  * @throws {InvalidArgumentError} naming the option and the value
  */
-export function checkTransactionalOptions(options: PlatformaticTransactionalOptions): void {
+function checkTransactionalOptions(options: PlatformaticTransactionalOptions): void {
   const v = options.idPrefix;
   if (v !== undefined && (typeof v !== "string" || v.length === 0 || /\s/.test(v))) {
     throw new InvalidArgumentError(`transactional.idPrefix must be a non-empty string without spaces; got ${describe(v)}`);
@@ -82,27 +81,19 @@ export function checkTransactionalOptions(options: PlatformaticTransactionalOpti
   if (tt !== undefined && (!Number.isSafeInteger(tt) || tt < 1)) {
     throw new InvalidArgumentError(`transactional.transactionTimeoutMs must be an integer ≥ 1; got ${describe(tt)}`);
   }
-  const pr = options.producers;
-  if (pr !== undefined && pr !== "partition" && pr !== "member") {
-    throw new InvalidArgumentError(`transactional.producers must be "partition" or "member"; got ${describe(pr)}`);
+  const pr: unknown = options.producers;
+  if (pr === "member") {
+    throw new InvalidArgumentError(
+      'transactional.producers "member" (one producer per member) is not supported: it committed input offsets without their outputs in a chaos round and was removed (docs/exactly-once.md); use "partition" (the default)',
+    );
+  }
+  if (pr !== undefined && pr !== "partition") {
+    throw new InvalidArgumentError(`transactional.producers must be "partition"; got ${describe(pr)}`);
   }
 }
 
 /** What the producers per partition cost so far. */
-export interface PlatformaticProducerStats {
-  /** Producers open now (one per assigned partition at most). */
-  open: number;
-  /** Producers made since start. */
-  created: number;
-  /** Producers closed since start. */
-  closed: number;
-  /** InitProducerId (connect included) of the last producer, ms. */
-  lastInitMs: number | undefined;
-  /** Largest InitProducerId, ms. */
-  maxInitMs: number | undefined;
-  /** Sum of every InitProducerId, ms (divide by `created`). */
-  totalInitMs: number;
-}
+export type PlatformaticProducerStats = ProducerStats;
 
 /** What {@link PlatformaticTransactions} reads and drives of the binding. */
 export interface PlatformaticTransactionInputs {
@@ -122,8 +113,6 @@ export interface PlatformaticTransactionInputs {
   readonly openFailed?: (error: unknown, partitions: readonly TopicPartition[]) => void;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 /** The connection options of the consumer that its producers share. */
 const CONNECTION_OPTIONS = ["bootstrapBrokers", "sasl", "tls", "ssl", "tlsServerName", "connectTimeout", "metadataMaxAge", "clientRack", "context"] as const;
 
@@ -132,7 +121,7 @@ const CONNECTION_OPTIONS = ["bootstrapBrokers", "sasl", "tls", "ssl", "tlsServer
  * committed offset, else where the reset tracker began, else (a fresh partition) the
  * earliest or latest offset.
  */
-export async function seekBack(inputs: PlatformaticTransactionInputs, partitions: readonly OpenPartition[], committed: readonly CommittedPosition[]): Promise<void> {
+async function seekBack(inputs: PlatformaticTransactionInputs, partitions: readonly OpenPartition[], committed: readonly CommittedPosition[]): Promise<void> {
   const at = new Map(committed.map((p) => [tpKey(p.topic, p.partition), p.offset]));
   const known = new Map<string, number>();
   const missing = new Map<string, number[]>();
@@ -164,15 +153,10 @@ export async function seekBack(inputs: PlatformaticTransactionInputs, partitions
 }
 
 /** The connection options of the consumer (`consumer[kOptions]`) that its producers share. */
-export function connectionOptions(from: Record<string, unknown>): Record<string, unknown> & { bootstrapBrokers: string[] } {
+function connectionOptions(from: Record<string, unknown>): Record<string, unknown> & { bootstrapBrokers: string[] } {
   const connection: Record<string, unknown> = {};
   for (const name of CONNECTION_OPTIONS) if (from[name] !== undefined) connection[name] = from[name];
   return { ...connection, bootstrapBrokers: (from.bootstrapBrokers ?? []) as string[] };
-}
-
-/** A partition's transactional producer and its turn-taking state. */
-interface PartitionProducer extends SerialProducer {
-  readonly producer: ClientProducer;
 }
 
 /**
@@ -182,9 +166,7 @@ interface PartitionProducer extends SerialProducer {
 export class PlatformaticTransactions implements TransactionalPort {
   readonly #in: PlatformaticTransactionInputs;
   readonly #options: PlatformaticTransactionalOptions;
-  readonly #producers = new Map<string, PartitionProducer>();
-  #closed = false;
-  readonly #stats: PlatformaticProducerStats = { open: 0, created: 0, closed: 0, lastInitMs: undefined, maxInitMs: undefined, totalInitMs: 0 };
+  readonly #producers: PartitionProducers<ClientProducer>;
   /** The dead letter of a record (set when dead letters are configured). */
   readonly deadLetter?: TransactionalPort["deadLetter"];
 
@@ -198,11 +180,21 @@ export class PlatformaticTransactions implements TransactionalPort {
     this.#in = inputs;
     this.#options = options;
     if (inputs.deadLetter) this.deadLetter = inputs.deadLetter;
+    this.#producers = new PartitionProducers<ClientProducer>({
+      make: (topic, partition) => this.#producer(topic, partition),
+      init: async (producer) => {
+        // The first transaction sends InitProducerId (with -1/-1: take the id over, whoever held
+        // it); nothing is added, so it is only forgotten locally.
+        const t = await producer.beginTransaction({ producerId: -1n, producerEpoch: -1 });
+        await t.cancel();
+      },
+      close: (producer) => producer.close().catch(() => producer.close(true).catch(() => {})),
+    });
   }
 
   /** What the producers cost so far. */
   stats(): PlatformaticProducerStats {
-    return { ...this.#stats, open: this.#producers.size };
+    return this.#producers.stats();
   }
 
   /** The transactional id of a partition's producer. */
@@ -210,44 +202,15 @@ export class PlatformaticTransactions implements TransactionalPort {
     return `${this.#options.idPrefix ?? this.#in.consumer.groupId}-${topic}-${partition}`;
   }
 
-  async open(partitions: readonly OpenPartition[], signal: AbortSignal): Promise<readonly CommittedPosition[]> {
-    // The producers this open set up: an aborted open closes them (left in place, one could fence the new owner later).
-    const mine = new Map<string, PartitionProducer>();
-    const aborted = (): Error => {
-      this.#forget(mine);
-      return new Error("the partitions ended before their producers were open");
-    };
-    for (let attempt = 0; ; attempt++) {
-      if (signal.aborted || this.#closed) throw aborted();
-      try {
-        // Every producer settles before the next step: none is set up after an abort released them.
-        const ready = await Promise.allSettled(partitions.map((p) => this.#ready(p, mine)));
-        const failed = ready.find((r): r is PromiseRejectedResult => r.status === "rejected");
-        if (failed) throw failed.reason;
-        // Require-stable: a transaction of the old owner still pending is waited out (retried).
-        const positions = await readCommitted(this.#in.consumer, partitions);
-        if (signal.aborted || this.#closed) throw aborted();
-        await seekBack(this.#in, partitions, positions);
-        if (signal.aborted || this.#closed) throw aborted();
-        return positions;
-      } catch (error) {
-        if (signal.aborted || this.#closed) {
-          this.#forget(mine);
-          throw error;
-        }
-        this.#in.openFailed?.(error, partitions);
-        await sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
-      }
-    }
-  }
-
-  /** Closes and forgets the producers of `mine` that are still the ones in place (a later open's stay). */
-  #forget(mine: ReadonlyMap<string, PartitionProducer>): void {
-    for (const [key, pp] of mine) {
-      if (this.#producers.get(key) !== pp) continue;
-      this.#producers.delete(key);
-      void this.#disconnect(pp);
-    }
+  open(partitions: readonly OpenPartition[], signal: AbortSignal): Promise<readonly CommittedPosition[]> {
+    return this.#producers.open(partitions, signal, async (ps, stillOpen) => {
+      // Require-stable: a transaction of the old owner still pending is waited out (retried).
+      const positions = await readCommitted(this.#in.consumer, ps);
+      stillOpen();
+      await seekBack(this.#in, ps, positions);
+      stillOpen();
+      return positions;
+    }, (error, ps) => this.#in.openFailed?.(error, ps));
   }
 
   /** A new transactional producer for the partition (connection options from the consumer). */
@@ -266,49 +229,6 @@ export class PlatformaticTransactions implements TransactionalPort {
     }) as unknown as ClientProducer;
   }
 
-  /**
-   * The partition's producer, open and initialised (fencing every earlier one), unless a kept
-   * healthy one is there; one it sets up is recorded in `mine`.
-   */
-  async #ready(p: OpenPartition, mine: Map<string, PartitionProducer>): Promise<void> {
-    const key = tpKey(p.topic, p.partition);
-    const old = this.#producers.get(key);
-    if (old && p.kept && !old.busy && !old.broken) return;
-    if (old) {
-      this.#producers.delete(key);
-      // A transaction still in flight (a revoke's last one, racing the rejoin) ends first:
-      // the new producer's InitProducerId would abort it, losing work this member owned.
-      if (old.busy) await old.quiet;
-      void this.#disconnect(old);
-    }
-    const started = performance.now();
-    const producer = this.#producer(p.topic, p.partition);
-    this.#stats.created++;
-    const pp: PartitionProducer = { producer, busy: 0, tail: Promise.resolve(), broken: false, fenced: undefined, quiet: Promise.resolve() };
-    try {
-      // The first transaction sends InitProducerId (with -1/-1: take the id over, whoever held
-      // it); nothing is added, so it is only forgotten locally.
-      const t = await producer.beginTransaction({ producerId: -1n, producerEpoch: -1 });
-      await t.cancel();
-    } catch (error) {
-      void this.#disconnect(pp);
-      throw error;
-    }
-    const ms = performance.now() - started;
-    this.#stats.lastInitMs = ms;
-    this.#stats.totalInitMs += ms;
-    if (this.#stats.maxInitMs === undefined || ms > this.#stats.maxInitMs) this.#stats.maxInitMs = ms;
-    if (this.#closed) {
-      // Closed meanwhile (shutdown): an open producer would keep the process alive.
-      void this.#disconnect(pp);
-      throw new Error("the transactional producers were closed");
-    }
-    const now = this.#producers.get(key);
-    if (now) void this.#disconnect(now); // a concurrent open won: keep the newest (it fenced the other)
-    this.#producers.set(key, pp);
-    mine.set(key, pp);
-  }
-
   commit(transactions: readonly PartitionTransaction[], timeoutMs: number): Promise<readonly TransactionOutcome[]> {
     // The generation of the assignment the proposal was made in (the runner calls this in
     // that tick): a transaction that reaches its offsets after a rebalance is refused.
@@ -317,9 +237,7 @@ export class PlatformaticTransactions implements TransactionalPort {
   }
 
   #one(t: PartitionTransaction, timeoutMs: number, membership: Membership | undefined): Promise<TransactionOutcome> {
-    const pp = this.#producers.get(tpKey(t.topic, t.partition));
-    return runSerialTransaction(pp, this.#closed, t, timeoutMs, isFenced, async (failed) => {
-      const producer = pp!.producer;
+    return this.#producers.run(t, timeoutMs, isFenced, async (producer, failed) => {
       const txn = await producer.beginTransaction();
       try {
         // Requests of at most ~REQUEST_BYTES: one record batch per output partition must stay
@@ -348,18 +266,10 @@ export class PlatformaticTransactions implements TransactionalPort {
   }
 
   release(partitions: readonly TopicPartition[]): Promise<void> {
-    return releaseProducers(this.#producers, partitions, (pp) => this.#disconnect(pp));
+    return this.#producers.release(partitions);
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    const all = [...this.#producers.values()];
-    this.#producers.clear();
-    await Promise.all([...all.map((pp) => this.#disconnect(pp)), this.#in.alsoClose?.close().catch(() => {})]);
-  }
-
-  async #disconnect(pp: PartitionProducer): Promise<void> {
-    this.#stats.closed++;
-    await pp.producer.close().catch(() => pp.producer.close(true).catch(() => {}));
+    await Promise.all([this.#producers.close(), this.#in.alsoClose?.close().catch(() => {})]);
   }
 }

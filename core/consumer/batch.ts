@@ -94,7 +94,7 @@ export interface BatchInputs<M> {
  * Why a batch handler's result fails the whole batch: `undefined` for nothing or an array
  * of the batch's length, else a typed error naming what came back.
  */
-export function badBatchResult(result: unknown, size: number): InvalidArgumentError | undefined {
+function badBatchResult(result: unknown, size: number): InvalidArgumentError | undefined {
   if (result === undefined || (Array.isArray(result) && result.length === size)) return undefined;
   return new InvalidArgumentError(
     `a batch handler returns nothing or an array of ${size} results (an Error fails its record); got ${describe(result)}`,

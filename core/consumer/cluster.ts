@@ -247,7 +247,7 @@ export async function withProbe(error: ClusterUnavailableError, probe: () => Pro
  * @param probe the binding's probe
  * @param ms the bound
  */
-export async function probeWithin(probe: () => Promise<ProbeResult>, ms: number): Promise<ProbeResult | undefined> {
+async function probeWithin(probe: () => Promise<ProbeResult>, ms: number): Promise<ProbeResult | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => timer = setTimeout(resolve, ms, undefined));
   try {

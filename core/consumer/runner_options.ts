@@ -78,7 +78,7 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
 export type TransactionalContext = RecordContext & TransactionalSend;
 
 /** Every option name of {@link ParallelConsumerOptions}, nested ones by object. */
-export const CONSUMER_OPTION_NAMES: {
+const CONSUMER_OPTION_NAMES: {
   readonly top: OptionNames<ParallelConsumerOptions<unknown>>;
   readonly retry: OptionNames<RetryPolicy>;
   readonly commit: OptionNames<CommitOptions>;

@@ -44,11 +44,11 @@
  * @module
  */
 import process from "node:process";
-import { setInterval, clearInterval } from "node:timers";
+import { clearInterval } from "node:timers";
 import { Kafka, logLevel } from "kafkajs";
-import type { BatchContext, KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer, RecordContext } from "../../adapters/kafkajs/mod.ts";
+import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
 import { FsyncLog } from "./fsync_log.ts";
-import { BATCH_RECORDS, BATCH_WAIT_MS, failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
+import { exitWithParent, oneLine, recordAttempt, workloadHandler } from "./member_kit.ts";
 
 /** What the harness passes to a member (argv[2], JSON). */
 export interface MemberConfig {
@@ -80,10 +80,6 @@ function runtime(): Runtime {
   return g.Deno ? "deno" : g.Bun ? "bun" : "node";
 }
 
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const oneLine = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).replace(/\s+/g, " ").slice(0, 300);
-
 async function main(): Promise<void> {
   const cfg = JSON.parse(process.argv[2] ?? "") as MemberConfig;
   const rt = runtime();
@@ -108,14 +104,7 @@ async function main(): Promise<void> {
   });
   let terminated = false;
   // When the harness is gone (SIGKILLed itself), so are we.
-  const orphanCheck = setInterval(() => {
-    try {
-      process.kill(cfg.parent, 0);
-    } catch {
-      process.exit(0);
-    }
-  }, 1_000);
-  orphanCheck.unref();
+  const orphanCheck = exitWithParent(cfg.parent);
   // Once only, like the adapter's own handler: a second SIGTERM keeps its default (exit at once).
   if (rt === "deno") {
     const deno = (globalThis as unknown as {
@@ -134,22 +123,7 @@ async function main(): Promise<void> {
     });
   }
 
-  /** One record's attempt in assignment `id`: an Error when it fails, else nothing once its line is in the log. */
-  const one = async (message: KafkaMessage, { topic, partition, offset, attempt, send }: RecordContext, id: string): Promise<Error | undefined> => {
-    const key = message.key?.toString() ?? "";
-    await sleep(sleepMs(cfg.seed, partition, offset));
-    if (key === POISON_KEY) return new Error(`poison record ${topic}-${partition}@${offset}`);
-    if (failsAttempt(cfg.seed, partition, offset, attempt)) {
-      return new Error(`transient failure of ${topic}-${partition}@${offset}, attempt ${attempt}`);
-    }
-    const seq = message.value?.toString() ?? "";
-    // Exactly-once: one output per input, committed only with this record's completion.
-    // Keyed, no partition: hashed over `.out`'s 4 partitions, so every output partition
-    // interleaves the transactions of several inputs' producers (aborted ones included).
-    if (eos) send!({ topic: `${topic}.out`, key: message.key, value: seq, headers: { from: `${partition}:${offset}`, by: id } });
-    await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
-    return undefined;
-  };
+  const one = recordAttempt<KafkaMessage>(cfg, log, who);
 
   const start = (): { consumer: Promise<ParallelConsumer<KafkaMessage>>; release(): Promise<void> } => {
     const producer = kafka.producer();
@@ -180,25 +154,7 @@ async function main(): Promise<void> {
       retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 200 },
       deadLetter: { producer },
       ...(eos ? { transactional: { timeoutMs: 5_000, transactionTimeoutMs: 20_000 } } : {}),
-      ...(cfg.handler === "batch"
-        ? {
-          batch: {
-            maxRecords: BATCH_RECORDS,
-            maxWaitMs: BATCH_WAIT_MS,
-            // Per-record results: a failed record is an Error at its index; only it runs again.
-            handler: (messages: KafkaMessage[], { records }: BatchContext) => {
-              const id = assignment(); // the assignment this batch runs in
-              event("B", messages.length);
-              return Promise.all(messages.map((m, i) => one(m, records[i], id)));
-            },
-          },
-        }
-        : {
-          handler: async (message: KafkaMessage, context: RecordContext) => {
-            const failed = await one(message, context, assignment()); // the assignment this attempt runs in
-            if (failed) throw failed;
-          },
-        }),
+      ...workloadHandler(cfg, one, assignment, event),
       on: {
         error: (e) => event("E", e.kind, oneLine(e.error)),
         commit: (e) => event("K", e.offsets.map((o) => `${o.partition}:${o.offset}`).join(",")),

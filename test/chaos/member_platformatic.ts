@@ -11,7 +11,6 @@
 import process from "node:process";
 import { Consumer, Producer } from "@platformatic/kafka";
 import { PlatformaticClient, type PlatformaticMessage, PlatformaticTransactions } from "../../adapters/platformatic/mod.ts";
-import { PlatformaticMemberTransactions } from "../../adapters/platformatic/member_transactions.ts";
 import { transactionalDeadLetter } from "../../adapters/platformatic/dead_letter.ts";
 import type { ClientConsumer } from "../../adapters/platformatic/types.ts";
 import { runMain, runPortMember } from "./member_port.ts";
@@ -40,8 +39,7 @@ runMain(() =>
       if (cfg.mode === "exactly-once") {
         // As createPlatformaticConsumer does (member.ts's settings): the port fences, reads and seeks; dead letters in the transactions.
         const client = new PlatformaticClient(consumer, [cfg.topic], { fromBeginning: true, maxWaitTime: 100, transactional: true });
-        const Port = process.env.CHAOS_EOS_PRODUCERS === "member" ? PlatformaticMemberTransactions : PlatformaticTransactions;
-        const port = new Port({
+        const port = new PlatformaticTransactions({
           consumer: consumer as unknown as ClientConsumer,
           membership: () => client.membership(),
           seek: (positions, unknownOnly) => client.seek(positions, unknownOnly),
@@ -49,12 +47,7 @@ runMain(() =>
           deadLetter: transactionalDeadLetter({ producer: new Producer({ clientId: `${clientId}-dlq`, bootstrapBrokers }) }),
           // An open tried again (the port retries until the partitions end): a client log line.
           openFailed: (error, partitions) => clientLog.line("warn", "transactional open failed", { partitions: partitions.map((p) => p.partition).join(","), error: error instanceof Error ? error.message : String(error) }),
-        }, {
-          transactionTimeoutMs: 20_000,
-          // CHAOS_EOS_PRODUCERS=member: one transactional producer per member (KIP-447) instead of one
-          // per partition; refused by createPlatformaticConsumer for now, built here to reproduce why.
-          producers: process.env.CHAOS_EOS_PRODUCERS === "member" ? "member" : "partition",
-        });
+        }, { transactionTimeoutMs: 20_000 });
         return { client, port };
       }
       return new PlatformaticClient(consumer, [cfg.topic], {

@@ -1,8 +1,9 @@
 /**
  * What the chaos suite's members over a client-port binding share (member_confluent.ts,
- * member_platformatic.ts): the log, the SIGTERM and orphan handling, the group events
- * logged from what the binding reports to the runner, the workload's handler, and the
- * restart loop. member.ts (KafkaJS, through the runtime adapters' `consume()`) has its own.
+ * member_platformatic.ts): the log, the SIGTERM handling, the group events logged from
+ * what the binding reports to the runner, and the restart loop. member.ts (KafkaJS, through
+ * the runtime adapters' `consume()`) has its own; the workload's handler and the orphan
+ * check are member_kit.ts's, shared by all.
  *
  * Log lines as member.ts's, with these client events:
  * - `J … assignment partitions memberId` a new assignment: the whole set after the
@@ -13,21 +14,17 @@
  * @module
  */
 import process from "node:process";
-import { clearInterval, setInterval } from "node:timers";
-import type { Buffer } from "node:buffer";
-import type { BatchContext, ConsumerClient, RecordContext } from "../../core/mod.ts";
+import { clearInterval } from "node:timers";
+import type { ConsumerClient } from "../../core/mod.ts";
 import type { TransactionalPort } from "../../core/consumer/transactions.ts";
 import { tapClient } from "../kafka/tap_client.ts";
 import { ParallelConsumer } from "../../core/mod.ts";
 import { FsyncLog } from "./fsync_log.ts";
 import type { MemberConfig } from "./member.ts";
-import { BATCH_RECORDS, BATCH_WAIT_MS, failsAttempt, POISON_KEY, sleepMs } from "./workload.ts";
+import { exitWithParent, oneLine, recordAttempt, type WorkloadMessage, workloadHandler } from "./member_kit.ts";
 
 /** What the handler reads of a record (both bindings' messages have it). */
-export interface PortMessage {
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-}
+export type PortMessage = WorkloadMessage;
 
 /** The client's own log, as lines of the member's log (`CHAOS_CLIENT_LOG=error|warn|info|debug`). */
 export interface ClientLog {
@@ -39,8 +36,6 @@ export interface ClientLog {
 
 const START_RETRY_MS = 180_000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-/** An error on one line, at most 300 characters. */
-export const oneLine = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).replace(/\s+/g, " ").slice(0, 300);
 
 /** A client, or (exactly-once mode) a client and its transactional port. */
 export type PortClient<M> = ConsumerClient<M> | { readonly client: ConsumerClient<M>; readonly port: TransactionalPort };
@@ -61,14 +56,7 @@ export async function runPortMember<M extends PortMessage>(
   const event = (kind: string, ...fields: Array<string | number | boolean>): void =>
     log.note([kind, Date.now(), who, assignment(), ...fields].join("\t") + "\n");
   let terminated = false;
-  const orphanCheck = setInterval(() => {
-    try {
-      process.kill(cfg.parent, 0);
-    } catch {
-      process.exit(0);
-    }
-  }, 1_000);
-  orphanCheck.unref();
+  const orphanCheck = exitWithParent(cfg.parent);
   process.once("SIGTERM", () => {
     terminated = true;
     event("T");
@@ -109,21 +97,7 @@ export async function runPortMember<M extends PortMessage>(
     });
   };
 
-  /** One record's attempt in assignment `id` (member.ts's): an Error when it fails, else nothing once its line is in the log. */
-  const eos = cfg.mode === "exactly-once";
-  const one = async (message: M, { topic, partition, offset, attempt, send }: RecordContext, id: string): Promise<Error | undefined> => {
-    const key = message.key?.toString() ?? "";
-    await sleep(sleepMs(cfg.seed, partition, offset));
-    if (key === POISON_KEY) return new Error(`poison record ${topic}-${partition}@${offset}`);
-    if (failsAttempt(cfg.seed, partition, offset, attempt)) {
-      return new Error(`transient failure of ${topic}-${partition}@${offset}, attempt ${attempt}`);
-    }
-    const seq = message.value?.toString() ?? "";
-    // Exactly-once (member.ts's): one output per input, committed only with this record's completion.
-    if (eos) send!({ topic: `${topic}.out`, key: message.key, value: seq, headers: { from: `${partition}:${offset}`, by: id } });
-    await log.append(`F\t${Date.now()}\t${who}\t${topic}-${partition}\t${offset}\t${key}\t${seq}\t${id}\n`);
-    return undefined;
-  };
+  const one = recordAttempt<M>(cfg, log, who);
 
   const start = (): { consumer: ParallelConsumer<M>; started: Promise<void> } => {
     const made = makeClient();
@@ -133,25 +107,7 @@ export async function runPortMember<M extends PortMessage>(
       ordering: "key",
       concurrency: cfg.concurrency,
       retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 200 },
-      ...(cfg.handler === "batch"
-        ? {
-          batch: {
-            maxRecords: BATCH_RECORDS,
-            maxWaitMs: BATCH_WAIT_MS,
-            // Per-record results (member.ts): a failed record is an Error at its index; only it runs again.
-            handler: (messages: M[], { records }: BatchContext) => {
-              const id = assignment();
-              event("B", messages.length);
-              return Promise.all(messages.map((m, i) => one(m, records[i], id)));
-            },
-          },
-        }
-        : {
-          handler: async (message: M, context: RecordContext) => {
-            const failed = await one(message, context, assignment());
-            if (failed) throw failed;
-          },
-        }),
+      ...workloadHandler(cfg, one, assignment, event),
       on: {
         error: (e) => event("E", e.kind, oneLine(e.error)),
         commit: (e) => event("K", e.offsets.map((o) => `${o.partition}:${o.offset}`).join(",")),

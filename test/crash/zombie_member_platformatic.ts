@@ -15,28 +15,14 @@
  */
 import process from "node:process";
 import { Consumer, kOptions, Producer } from "@platformatic/kafka";
-import { createPlatformaticConsumer } from "../../adapters/platformatic/mod.ts";
-
-const cfg = JSON.parse(process.argv[2] ?? "{}") as { name: string; brokers: string; topic: string; group: string };
-const say = (o: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify({ member: cfg.name, at: Date.now(), ...o })}\n`);
-let stopInTransaction = false;
-process.on("SIGUSR2", () => void (stopInTransaction = true));
+import { createPlatformaticConsumer, type PlatformaticMessage } from "../../adapters/platformatic/mod.ts";
+import { cfg, joins, memberOptions, say, stopBeforeCommit, TRANSACTION } from "./zombie_kit.ts";
 
 type Begin = (this: Producer, options?: { producerId?: bigint }) => Promise<{ commit(): Promise<void> }>;
 const begin = Producer.prototype.beginTransaction as unknown as Begin;
 (Producer.prototype as unknown as { beginTransaction: Begin }).beginTransaction = async function (this: Producer, options) {
   if (options?.producerId === -1n) say({ ev: "producer", id: (this as unknown as Record<symbol, { transactionalId?: string }>)[kOptions].transactionalId });
-  const txn = await begin.call(this, options);
-  const commit = txn.commit.bind(txn);
-  txn.commit = () => {
-    if (stopInTransaction) {
-      stopInTransaction = false;
-      say({ ev: "stopping" }); // stdout is a pipe: written before the stop
-      process.kill(process.pid, "SIGSTOP");
-    }
-    return commit();
-  };
-  return txn;
+  return stopBeforeCommit(await begin.call(this, options));
 };
 
 const consumer = new Consumer({
@@ -47,42 +33,15 @@ const consumer = new Consumer({
   heartbeatInterval: 500,
   rebalanceTimeout: 10_000,
 });
-let joins = 0;
 consumer.on("consumer:group:join", (e: { assignments?: Array<{ partitions: number[] }> }) => {
-  joins++;
-  say({ ev: "join", join: joins, partitions: (e.assignments ?? []).flatMap((a) => a.partitions) });
+  joins.count++;
+  say({ ev: "join", join: joins.count, partitions: (e.assignments ?? []).flatMap((a) => a.partitions) });
 });
 const running = createPlatformaticConsumer({
   consumer,
-  topics: [cfg.topic],
-  fromBeginning: true,
   maxWaitTime: 100,
-  ordering: "unordered",
-  concurrency: 16,
-  commit: { mode: "interval", intervalMs: 500 },
-  transactional: { timeoutMs: 5_000, transactionTimeoutMs: 30_000 },
-  on: {
-    transaction: (e) =>
-      say({
-        ev: "tx",
-        outcome: e.outcome,
-        partition: e.partition,
-        offset: e.offset,
-        records: e.records,
-        ...(e.error !== undefined ? { error: String(e.error).slice(0, 160) } : {}),
-      }),
-  },
-  handler: async (message, { partition, offset, send }) => {
-    const join = joins;
-    await new Promise((r) => setTimeout(r, 20));
-    send!({
-      topic: `${cfg.topic}.out`,
-      partition,
-      key: message.key,
-      value: message.value,
-      headers: { from: `${partition}:${offset}`, by: cfg.name, join: String(join) },
-    });
-  },
+  ...memberOptions<PlatformaticMessage>(),
+  transactional: TRANSACTION,
 });
 process.once("SIGTERM", () => void running.shutdown());
 await running.start();

@@ -9,18 +9,10 @@
  *   `fenced`, the transaction aborted, its output invisible.
  * The committed offset is the legitimate owners' throughout.
  *
- * With one producer per member (`producers: "member"`, built but refused by
- * createPlatformaticConsumer for now: docs/exactly-once.md), nothing but the generation fences a
- * zombie, so a new owner must wait out a transaction whose offsets were accepted: a
- * partition's open does not return while another producer's transaction holds offsets of
- * it (require-stable), and returns that transaction's offset and metadata once it
- * committed; a stale generation's transaction is refused as `fenced` and stays invisible.
- *
  * Runs on Bun, Deno and Node >= 22.22 (scripts/run-kafka-tests.mjs runs it on Node 24 there);
  * uses KAFKA_BROKERS when set, else starts its own broker.
  */
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
 import { test } from "node:test";
 import { committedOffsets, createTopic, withBroker } from "../broker/broker.ts";
 import { bindings } from "./bindings.ts";
@@ -95,64 +87,6 @@ for (const binding of bindings().filter((b) => b.name === "platformatic")) {
         assert.deepEqual(out.map((r) => r.value), ["legit", "new-owner"], "only the legitimate outputs are visible");
       } finally {
         await Promise.allSettled([old.close(), other.close(), newOwner.close()]);
-        await consumer.close(true).catch(() => {});
-      }
-    });
-  });
-
-  test(`exactly-once (${binding.name}, one producer per member): a pending transaction's offsets are waited out; a stale generation is fenced`, { timeout: 120_000 }, async () => {
-    const { Consumer, Producer } = await import("@platformatic/kafka");
-    const { PlatformaticMemberTransactions } = await import("../../adapters/platformatic/member_transactions.ts");
-    const { sendTxnOffsets } = await import("../../adapters/platformatic/transaction_steps.ts");
-    type ClientConsumer = import("../../adapters/platformatic/types.ts").ClientConsumer;
-    type ClientProducer = import("../../adapters/platformatic/types.ts").ClientProducer;
-    await withBroker(async (brokers) => {
-      const topic = unique("plt-member");
-      const groupId = unique("plt-member-group");
-      await createTopic(brokers, topic, 1);
-      await createTopic(brokers, `${topic}.out`, 1);
-      const bootstrapBrokers = brokers.split(",");
-      const consumer = new Consumer({ groupId, clientId: unique("plt-member"), bootstrapBrokers, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
-      consumer.topics.track(topic);
-      await consumer.joinGroup({});
-      const c = consumer as unknown as ClientConsumer;
-      let generation = (): number => consumer.generationId;
-      const seeks: Array<[string, number]> = [];
-      const member = new PlatformaticMemberTransactions({
-        consumer: c,
-        membership: () => ({ generationId: generation(), memberId: consumer.memberId! }),
-        seek: (positions) => seeks.push(...positions),
-        fromBeginning: true,
-      });
-      const other = new Producer({ clientId: unique("other"), bootstrapBrokers, idempotent: true, transactionalId: unique("other-tx"), retries: 10, retryDelay: 200 });
-      try {
-        // Another producer's transaction holds offset 11 of the partition, not committed yet.
-        const t = await other.beginTransaction({ producerId: -1n, producerEpoch: -1 });
-        await t.send({ messages: [{ topic: `${topic}.out`, partition: 0, value: Buffer.from("pending") }] });
-        await t.addConsumer(consumer);
-        await sendTxnOffsets(c, other as unknown as ClientProducer, { generationId: consumer.generationId, memberId: consumer.memberId! }, [
-          { topic, partition: 0, offset: 11, metadata: "set-11" },
-        ]);
-        let opened = false;
-        const opening = member.open([{ topic, partition: 0, kept: false }], AbortSignal.timeout(60_000)).then((p) => ((opened = true), p));
-        await sleep(2_000);
-        assert.equal(opened, false, "the open waits while a transaction with the partition's offsets is pending");
-        await t.commit();
-        assert.deepEqual(await opening, [{ topic, partition: 0, offset: 11, metadata: "set-11" }]);
-        assert.deepEqual(seeks.at(-1), [`${topic}\u00000`, 11], "fetching resumes at the offset the transaction committed");
-
-        const tx = (offset: number, value: string) => ({ topic, partition: 0, offset, metadata: `set-${offset}`, outputs: [{ topic: `${topic}.out`, partition: 0, value }] });
-        generation = () => consumer.generationId + 1; // no longer the group's generation: a zombie
-        const [stale] = await member.commit([tx(15, "zombie")], 10_000);
-        assert.equal(!stale.ok && stale.fenced, true, `fenced by the generation: ${!stale.ok && (stale.error as Error)?.message}`);
-        generation = () => consumer.generationId;
-        assert.deepEqual(await member.commit([tx(13, "member")], 10_000), [{ ok: true }], "a new producer after the refused transaction, the next one commits");
-        assert.equal(member.stats().created, 2);
-        assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), { 0: "13" });
-        const out = await readCommitted(brokers, `${topic}.out`);
-        assert.deepEqual(out.map((r) => r.value), ["pending", "member"], "the zombie's output stays invisible");
-      } finally {
-        await Promise.allSettled([member.close(), other.close()]);
         await consumer.close(true).catch(() => {});
       }
     });

@@ -85,8 +85,8 @@ test("a misspelled option of the platformatic binding is refused, naming the nea
   refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { transactionTimeoutMs: 0 } }), /transactionTimeoutMs/);
   refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), readCommitted: false, transactional: {} }), /needs readCommitted/);
   refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { producers: "topic" as never } }), /transactional\.producers/, /"topic"/);
-  // One producer per member: built, refused for now (a chaos round lost outputs through it).
-  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { producers: "member" } }), /"member" is not available yet/);
+  // One producer per member: removed after a chaos round lost outputs through it; a typed refusal that says so.
+  refused(() => createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { producers: "member" as never } }), /"member" \(one producer per member\) is not supported/, /docs\/exactly-once\.md/);
   createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { producers: "partition" } });
   const eos = createPlatformaticConsumer({ ...base, consumer: consumer(), transactional: { idPrefix: "p", timeoutMs: 5_000, transactionTimeoutMs: 30_000 } });
   assert.ok(eos.metrics().transactions, "the exactly-once metrics are there");
