@@ -63,6 +63,7 @@ import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";
 import { installPausedWake } from "./paused_wake.ts";
+import { refuseTaken, take } from "../shared/driven.ts";
 
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
@@ -75,12 +76,6 @@ function hasKafkaJSEvents(consumer: Consumer): boolean {
     return false;
   }
 }
-
-/**
- * KafkaJS consumers already driven by a binding. One serves one binding for its life: its
- * `run()` can be called once, and `close()` leaves listeners on it that stop it for good.
- */
-const taken = new WeakSet<object>();
 
 /**
  * The {@link ConsumerClient} over one KafkaJS consumer. Most users call
@@ -144,11 +139,9 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     if (options.kafka !== undefined && typeof (options.kafka as { admin?: unknown }).admin !== "function") {
       throw new InvalidArgumentError(`kafka must be the KafkaJS client (new Kafka(…)); got ${describe(options.kafka)}`);
     }
-    if (taken.has(consumer)) {
-      throw new InvalidArgumentError(
-        "consumer is already driven by another offset-frontier consumer (KafkaJS runs a consumer once): make a new one with kafka.consumer({ groupId, … }) for each",
-      );
-    }
+    // One KafkaJS consumer serves one binding for its life: its `run()` can be called once,
+    // and `close()` leaves listeners on it that stop it for good.
+    refuseTaken(consumer, "(KafkaJS runs a consumer once): make a new one with kafka.consumer({ groupId, … }) for each");
     this.#consumer = consumer;
     this.#kafka = options.kafka;
     const seeds = options.probe ?? options.kafka;
@@ -189,7 +182,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       });
       this.deadLetter = (message, info) => deadLetters.produce(message, info);
     }
-    taken.add(consumer); // last: a refused construction takes nothing
+    take(consumer); // last: a refused construction takes nothing
   }
 
   /** Partitions of the current assignment. */

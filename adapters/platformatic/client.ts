@@ -42,6 +42,7 @@ import { Fetcher, type FetchSettings } from "./fetcher.ts";
 import { type JoinEvent, Membership } from "./membership.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { groupOptions } from "./group_options.ts";
+import { refuseTaken, take } from "../shared/driven.ts";
 
 /** How long `close()` waits for the client to leave and disconnect during an outage. */
 const CLOSE_BOUND_MS = 3_000;
@@ -95,6 +96,10 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
     for (const t of topics) {
       if (typeof t !== "string" || t === "") throw new InvalidArgumentError(`topics must hold non-empty topic names; got ${describe(t)}`);
     }
+    refuseTaken(
+      consumer,
+      "(both would join its group and fetch through it, and every record would be handled twice): make a new one with new Consumer({ groupId, clientId, bootstrapBrokers }) for each",
+    );
     const client = consumer as unknown as ClientConsumer;
     const { cooperative } = groupOptions(client); // refuses what the binding cannot run (KIP-848, its own protocolsMetadata)
     this.#consumer = client;
@@ -139,6 +144,7 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
       const deadLetters = this.#deadLetters = new PlatformaticDeadLetters(dlq, { sink: () => this.#sink, closed: () => this.#closed });
       this.deadLetter = (message, info) => deadLetters.produce(message, info);
     }
+    take(consumer); // last: a refused construction takes nothing
   }
 
   /** Partitions of the current assignment. */

@@ -108,14 +108,14 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
     if (readCommitted === false) {
       throw new InvalidArgumentError("transactional (exactly-once) needs readCommitted: a read_uncommitted consumer would process outputs of aborted transactions");
     }
-    // The port opens (fences) each partition before reading its committed offsets and seeking: the client reads none.
-    const client = new PlatformaticClient(consumer, topics, defined({ fromBeginning, maxWaitTime, maxBytesPerPartition, maxBytes, transactional: true }));
     if (transactional.producers === "member") {
       // Built (member_transactions.ts), not available: a chaos round through it lost outputs.
       throw new InvalidArgumentError(
         'transactional.producers "member" is not available yet: a chaos round through it committed 69 input offsets without their outputs (docs/exactly-once.md); use "partition" (the default)',
       );
     }
+    // The port opens (fences) each partition before reading its committed offsets and seeking: the client reads none.
+    const client = new PlatformaticClient(consumer, topics, defined({ fromBeginning, maxWaitTime, maxBytesPerPartition, maxBytes, transactional: true }));
     const port = new PlatformaticTransactions({
       consumer: consumer as unknown as ClientConsumer,
       membership: () => client.membership(),
