@@ -163,6 +163,42 @@ export class ClusterRefusedError extends OffsetFrontierError {
   }
 }
 
+/**
+ * `consume()` (the entry points' start with signal handling) was shut down, by a process
+ * signal or its `signal`, before the consumer joined its group: consuming never began.
+ * Names what the start waited for: the failed attempts to reach the cluster, the brokers
+ * they named and the last error (none: the cluster had not answered yet, nor had an attempt
+ * failed). `start()` itself resolves in that case (the consumer is `stopped`).
+ */
+export class StartInterruptedError extends OffsetFrontierError {
+  /** Milliseconds from the start to the shutdown. */
+  readonly waitedMs: number;
+  /** Failed attempts to reach the cluster in the outage the start was in (0: none failed). */
+  readonly attempts: number;
+  /** The broker addresses those attempts named. */
+  readonly brokers: readonly string[];
+  /** The last attempt's error, if one failed. */
+  override readonly cause: unknown;
+  /**
+   * The error of a start cut short by a shutdown.
+   * @param waitedMs how long the start had run
+   * @param attempts failed attempts to reach the cluster
+   * @param brokers broker addresses they named
+   * @param cause the last attempt's error
+   */
+  constructor(waitedMs: number, attempts: number, brokers: readonly string[], cause: unknown) {
+    const where = brokers.length > 0 ? ` at ${brokers.join(", ")}` : "";
+    const why = attempts > 0
+      ? `it never reached the Kafka cluster${where} (${attempts} failed attempt${attempts === 1 ? "" : "s"}; last error: ${errorLine(cause)})`
+      : "it had not joined its group yet (no attempt to reach the Kafka cluster had failed)";
+    super(`the consumer was shut down ${waitedMs} ms after it started, before it consumed anything: ${why}`);
+    this.waitedMs = waitedMs;
+    this.attempts = attempts;
+    this.brokers = brokers;
+    this.cause = cause;
+  }
+}
+
 /** A partition whose shutdown commit was not acknowledged: where it had got to and what the broker holds. */
 export interface UncommittedPartition {
   /** Topic name. */

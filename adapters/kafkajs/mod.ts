@@ -14,6 +14,7 @@ import { type DeadLetterOptions, transactionalDeadLetter } from "./dead_letter.t
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
 import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_options.ts";
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
+import { startConsuming } from "../../core/consumer/start_consuming.ts";
 import { defined } from "../shared/defined.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./transactions.ts";
 
@@ -112,7 +113,8 @@ export async function runKafkaJS(options: KafkaJSConsumerOptions): Promise<Paral
  * callback fires (a runtime's SIGINT/SIGTERM) or `options.signal` aborts. `listen`
  * installs the runtime's handlers and returns a function that removes them; they are
  * removed at the first signal (a second one then gets the runtime's default: exit at
- * once) and when the consumer stops. Used by the Node, Bun and Deno adapters.
+ * once) and when the consumer stops. Used by the Node, Bun and Deno adapters. Rejects
+ * with a `StartInterruptedError` when the shutdown came before consuming began.
  */
 export async function consumeUntil(
   options: KafkaJSConsumerOptions,
@@ -137,7 +139,7 @@ export async function consumeUntil(
     release();
     user?.removeEventListener("abort", onUser);
   });
-  await consumer.start();
+  await startConsuming(consumer);
   return consumer;
 }
 

@@ -5,11 +5,13 @@
  */
 import process from "node:process";
 import type { ParallelConsumer } from "../../core/consumer/runner.ts";
+import { startConsuming } from "../../core/consumer/start_consuming.ts";
 
 /**
  * Starts `consumer`; the first of `signals` shuts it down gracefully (a second one gets
  * the runtime's default: exit at once). The handlers are removed once it closed.
- * Resolves once consuming has begun.
+ * Resolves once consuming has begun; rejects with a `StartInterruptedError` when a shutdown
+ * came first.
  */
 export async function startWithSignals<M>(consumer: ParallelConsumer<M>, signals: readonly NodeJS.Signals[]): Promise<ParallelConsumer<M>> {
   const shutdown = (): void => {
@@ -21,6 +23,6 @@ export async function startWithSignals<M>(consumer: ParallelConsumer<M>, signals
   };
   for (const s of signals) process.once(s, shutdown);
   void consumer.closed.then(release);
-  await consumer.start();
+  await startConsuming(consumer);
   return consumer;
 }
