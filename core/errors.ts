@@ -136,7 +136,7 @@ export class ClusterRefusedError extends OffsetFrontierError {
   readonly kind: RefusalKind;
   /** The broker that refused (when known). */
   readonly broker: string | undefined;
-  /** The topics concerned (for `unknown-topic` and topic authorization), if known. */
+  /** The topics concerned (for `unknown-topic`, subscribed or dead-letter ones, and topic authorization), if known. */
   readonly topics: readonly string[];
   /** The client's own error. */
   override readonly cause: unknown;
@@ -146,10 +146,12 @@ export class ClusterRefusedError extends OffsetFrontierError {
    * @param broker the refusing broker's address, if known
    * @param topics the topics concerned
    * @param cause the client's error
+   * @param role what the topics are to the consumer, for the message: `"topic"` (subscribed, the
+   *   default) or `"dead-letter topic"`
    */
-  constructor(kind: RefusalKind, broker: string | undefined, topics: readonly string[], cause: unknown) {
+  constructor(kind: RefusalKind, broker: string | undefined, topics: readonly string[], cause: unknown, role: "topic" | "dead-letter topic" = "topic") {
     const what = kind === "unknown-topic"
-      ? `topic ${topics.map((t) => JSON.stringify(t)).join(", ")} does not exist (and topic creation is off)`
+      ? `${role} ${topics.map((t) => JSON.stringify(t)).join(", ")} does not exist (and topic creation is off)`
       : kind === "authorization"
       ? `not authorized${topics.length > 0 ? ` for topic ${topics.map((t) => JSON.stringify(t)).join(", ")}` : ""}`
       : kind === "authentication"

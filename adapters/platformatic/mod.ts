@@ -15,7 +15,7 @@ import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_o
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { PlatformaticClient } from "./client.ts";
 import { defined } from "../shared/defined.ts";
-import { type PlatformaticDeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
+import { type PlatformaticDeadLetterOptions, topicOf, transactionalDeadLetter } from "./dead_letter.ts";
 import { type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { startWithSignals } from "../shared/signals.ts";
@@ -115,7 +115,12 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
       );
     }
     // The port opens (fences) each partition before reading its committed offsets and seeking: the client reads none.
-    const client = new PlatformaticClient(consumer, topics, defined({ fromBeginning, maxWaitTime, maxBytesPerPartition, maxBytes, transactional: true }));
+    const deadLetterTopics = deadLetter && Array.isArray(topics) ? topics.map(topicOf(deadLetter.topic)) : undefined;
+    const client = new PlatformaticClient(
+      consumer,
+      topics,
+      defined({ fromBeginning, maxWaitTime, maxBytesPerPartition, maxBytes, deadLetterTopics, transactional: true }),
+    );
     const port = new PlatformaticTransactions({
       consumer: consumer as unknown as ClientConsumer,
       membership: () => client.membership(),
