@@ -19,6 +19,7 @@ import { type PlatformaticDeadLetterOptions, topicOf, transactionalDeadLetter } 
 import { type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { startWithSignals } from "../shared/signals.ts";
+import type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 
 /** Options of a `@platformatic/kafka` parallel consumer. */
 export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOptions<PlatformaticMessage>, "handler" | "transactional"> {
@@ -140,7 +141,7 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
 /** Options of {@link consume}: the consumer options plus the signals that shut it down. */
 export interface ConsumePlatformaticOptions extends PlatformaticConsumerOptions {
   /** Default `["SIGINT", "SIGTERM"]`; `[]` installs no handler. */
-  signals?: readonly NodeJS.Signals[];
+  signals?: readonly ShutdownSignal[];
 }
 
 /**
@@ -156,8 +157,9 @@ export async function consume(options: ConsumePlatformaticOptions): Promise<Para
 export { PlatformaticClient, type PlatformaticClientOptions } from "./client.ts";
 export { CommitNotAcknowledgedError } from "./errors.ts";
 export type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
-export type { PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } from "./types.ts";
+export type { Bytes, PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } from "./types.ts";
 export * from "../shared/consumer_api.ts";
+export type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 export type { FetchSettings } from "./fetcher.ts";
 export { type PlatformaticProducerStats, type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
 export { isFenced } from "./transaction_steps.ts";
