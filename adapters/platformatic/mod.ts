@@ -157,7 +157,7 @@ export async function consume(options: ConsumePlatformaticOptions): Promise<Para
 export { PlatformaticClient, type PlatformaticClientOptions } from "./client.ts";
 export { CommitNotAcknowledgedError } from "./errors.ts";
 export type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
-export type { Bytes, PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } from "./types.ts";
+export type { Bytes, ClientMessage, PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } from "./types.ts";
 export * from "../shared/consumer_api.ts";
 export type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 export type { FetchSettings } from "./fetcher.ts";

@@ -11,7 +11,10 @@ import type * as platformatic from "@platformatic/kafka";
  * types, not `node:buffer`, so that this binding's types need no `@types/node` (a Bun or Deno
  * project may have none): with it, this is `Buffer`.
  */
-export type Bytes = platformatic.Message["key"];
+export type Bytes = ClientMessage["key"];
+
+/** A record as the client's own `consume()` stream would deliver it (its `Message`, Buffer keys and values); the binding delivers {@link PlatformaticMessage}. */
+export type ClientMessage = platformatic.Message;
 
 /**
  * A `@platformatic/kafka` consumer with raw (Buffer) keys, values and headers (the default):
