@@ -146,7 +146,7 @@ export class Narrator {
         return this.#log.error(`a dead letter of${where} failed (${line(e.error)}); it is retried, then the partition stops${hint}`, fields);
       }
       case "commit":
-        if (e.error instanceof ShutdownCommitError) return this.#log.error(line(e.error), fields);
+        if (e.error instanceof ShutdownCommitError) return this.#log.warn(line(e.error), fields); // the shutdown completed; the next owner redoes a bounded part
         if (this.#commitFailing) return;
         this.#commitFailing = true;
         return this.#log.warn(`a commit${where} failed (${line(e.error)}); the safe positions are proposed again${hint}`, fields);
