@@ -136,7 +136,7 @@ export class ClusterRefusedError extends OffsetFrontierError {
   readonly kind: RefusalKind;
   /** The broker that refused (when known). */
   readonly broker: string | undefined;
-  /** The topics concerned (for `unknown-topic` and topic authorization), if known. */
+  /** The topics concerned (for `unknown-topic`, subscribed or dead-letter ones, and topic authorization), if known. */
   readonly topics: readonly string[];
   /** The client's own error. */
   override readonly cause: unknown;
@@ -146,10 +146,12 @@ export class ClusterRefusedError extends OffsetFrontierError {
    * @param broker the refusing broker's address, if known
    * @param topics the topics concerned
    * @param cause the client's error
+   * @param role what the topics are to the consumer, for the message: `"topic"` (subscribed, the
+   *   default) or `"dead-letter topic"`
    */
-  constructor(kind: RefusalKind, broker: string | undefined, topics: readonly string[], cause: unknown) {
+  constructor(kind: RefusalKind, broker: string | undefined, topics: readonly string[], cause: unknown, role: "topic" | "dead-letter topic" = "topic") {
     const what = kind === "unknown-topic"
-      ? `topic ${topics.map((t) => JSON.stringify(t)).join(", ")} does not exist (and topic creation is off)`
+      ? `${role} ${topics.map((t) => JSON.stringify(t)).join(", ")} does not exist (and topic creation is off)`
       : kind === "authorization"
       ? `not authorized${topics.length > 0 ? ` for topic ${topics.map((t) => JSON.stringify(t)).join(", ")}` : ""}`
       : kind === "authentication"
@@ -159,6 +161,42 @@ export class ClusterRefusedError extends OffsetFrontierError {
     this.kind = kind;
     this.broker = broker;
     this.topics = topics;
+    this.cause = cause;
+  }
+}
+
+/**
+ * `consume()` (the entry points' start with signal handling) was shut down, by a process
+ * signal or its `signal`, before the consumer joined its group: consuming never began.
+ * Names what the start waited for: the failed attempts to reach the cluster, the brokers
+ * they named and the last error (none: the cluster had not answered yet, nor had an attempt
+ * failed). `start()` itself resolves in that case (the consumer is `stopped`).
+ */
+export class StartInterruptedError extends OffsetFrontierError {
+  /** Milliseconds from the start to the shutdown. */
+  readonly waitedMs: number;
+  /** Failed attempts to reach the cluster in the outage the start was in (0: none failed). */
+  readonly attempts: number;
+  /** The broker addresses those attempts named. */
+  readonly brokers: readonly string[];
+  /** The last attempt's error, if one failed. */
+  override readonly cause: unknown;
+  /**
+   * The error of a start cut short by a shutdown.
+   * @param waitedMs how long the start had run
+   * @param attempts failed attempts to reach the cluster
+   * @param brokers broker addresses they named
+   * @param cause the last attempt's error
+   */
+  constructor(waitedMs: number, attempts: number, brokers: readonly string[], cause: unknown) {
+    const where = brokers.length > 0 ? ` at ${brokers.join(", ")}` : "";
+    const why = attempts > 0
+      ? `it never reached the Kafka cluster${where} (${attempts} failed attempt${attempts === 1 ? "" : "s"}; last error: ${errorLine(cause)})`
+      : "it had not joined its group yet (no attempt to reach the Kafka cluster had failed)";
+    super(`the consumer was shut down ${waitedMs} ms after it started, before it consumed anything: ${why}`);
+    this.waitedMs = waitedMs;
+    this.attempts = attempts;
+    this.brokers = brokers;
     this.cause = cause;
   }
 }

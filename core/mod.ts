@@ -55,8 +55,10 @@ export {
   ClusterUnavailableError,
   type RefusalKind,
   ShutdownCommitError,
+  StartInterruptedError,
   type UncommittedPartition,
 } from "./errors.ts";
+export { type ConsumerLogger, type LogFields } from "./consumer/logger.ts";
 export type { DispatchOptions, Ordering } from "./consumer/dispatcher.ts";
 export {
   type ClaimEvent,

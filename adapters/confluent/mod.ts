@@ -17,7 +17,8 @@ import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { defined } from "../shared/defined.ts";
 import type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
 import type { ConfluentConsumerConfig, ConfluentKafka, ConfluentMessage } from "./types.ts";
-import { type ShutdownSignal, startWithSignals } from "../shared/signals.ts";
+import { startWithSignals } from "../shared/signals.ts";
+import type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 
 const g = globalThis as { Bun?: unknown; Deno?: unknown };
 const foreign = g.Bun !== undefined ? "bun" : g.Deno !== undefined ? "deno" : undefined;
@@ -116,4 +117,4 @@ export { CommitRefusedError } from "./commits.ts";
 export type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
 export type * from "./types.ts";
 export * from "../shared/consumer_api.ts";
-export type { ShutdownSignal } from "../shared/signals.ts";
+export type { ShutdownSignal } from "../shared/shutdown_signal.ts";

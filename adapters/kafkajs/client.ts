@@ -39,8 +39,8 @@
  *   backoff, reporting each failed attempt (`ClientSink.unavailable`). Every `CRASH` that
  *   is not a refusal is restarted after that backoff (`consumer.run` again; the next
  *   `GROUP_JOIN` brings fresh trackers and reads the committed offsets back). Refusals
- *   (authentication, authorization, an unknown topic when subscribing) fail at once with
- *   a `ClusterRefusedError`. A dead letter waits for the cluster the same way.
+ *   (authentication, authorization, an unknown topic when subscribing, and with `kafka` given
+ *   a dead-letter topic that does not exist) fail at once with a `ClusterRefusedError`. A dead letter waits for the cluster the same way.
  *   The sink's signal (shutdown, give-up) ends every wait; during an outage (or a start
  *   that never reached the cluster) `close()` waits at most 3 s for KafkaJS to disconnect
  *   (the rest goes on in the background).
@@ -51,7 +51,7 @@ import type { Admin } from "kafkajs";
 import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
 import { KafkaJSAssignment } from "./assignment.ts";
 import { KafkaJSCommits } from "./commits.ts";
-import { type DeadLetterOptions, KafkaJSDeadLetters } from "./dead_letter.ts";
+import { type DeadLetterOptions, deadLetterTopicsExist, KafkaJSDeadLetters, topicOf } from "./dead_letter.ts";
 import { KafkaJSOutage } from "./outage.ts";
 import { unlessAborted } from "./waits.ts";
 import { batchOffsets } from "../shared/batch_offsets.ts";
@@ -63,6 +63,7 @@ import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";
 import { installPausedWake } from "./paused_wake.ts";
+import { refuseTaken, take } from "../shared/driven.ts";
 
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
@@ -75,12 +76,6 @@ function hasKafkaJSEvents(consumer: Consumer): boolean {
     return false;
   }
 }
-
-/**
- * KafkaJS consumers already driven by a binding. One serves one binding for its life: its
- * `run()` can be called once, and `close()` leaves listeners on it that stop it for good.
- */
-const taken = new WeakSet<object>();
 
 /**
  * The {@link ConsumerClient} over one KafkaJS consumer. Most users call
@@ -107,6 +102,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #everJoined = false; // a GROUP_JOIN came: the start reached the cluster
   #subscribing = false; // the attempt reached subscribe: an unknown topic there means "no such topic"
   #heartbeatSentAt: number | undefined; // when the heartbeat answered last was sent (KafkaJS sends one at a time)
+  readonly #deadLetterTopics: readonly string[];
   /** One direct attempt to each seed broker; present only when the KafkaJS client was given. */
   readonly probe?: () => Promise<ProbeResult>;
   /** Produces a dead letter; present only when a dead-letter producer was given. */
@@ -144,11 +140,9 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     if (options.kafka !== undefined && typeof (options.kafka as { admin?: unknown }).admin !== "function") {
       throw new InvalidArgumentError(`kafka must be the KafkaJS client (new Kafka(…)); got ${describe(options.kafka)}`);
     }
-    if (taken.has(consumer)) {
-      throw new InvalidArgumentError(
-        "consumer is already driven by another offset-frontier consumer (KafkaJS runs a consumer once): make a new one with kafka.consumer({ groupId, … }) for each",
-      );
-    }
+    // One KafkaJS consumer serves one binding for its life: its `run()` can be called once,
+    // and `close()` leaves listeners on it that stop it for good.
+    refuseTaken(consumer, "(KafkaJS runs a consumer once): make a new one with kafka.consumer({ groupId, … }) for each");
     this.#consumer = consumer;
     this.#kafka = options.kafka;
     const seeds = options.probe ?? options.kafka;
@@ -189,7 +183,10 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       });
       this.deadLetter = (message, info) => deadLetters.produce(message, info);
     }
-    taken.add(consumer); // last: a refused construction takes nothing
+    // Checked at the start where the admin client can tell (`kafka` given; the names of the subscribed topics).
+    const dlqTopic = dlq ? topicOf(dlq.topic) : undefined;
+    this.#deadLetterTopics = dlqTopic ? topics.filter((t): t is string => typeof t === "string").map(dlqTopic) : [];
+    take(consumer); // last: a refused construction takes nothing
   }
 
   /** Partitions of the current assignment. */
@@ -291,6 +288,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       await this.#admin.connect();
     }
     if (this.#deadLetters) await this.#deadLetters.producer.connect();
+    if (this.#admin && this.#deadLetterTopics.length > 0) await deadLetterTopicsExist(this.#admin, this.#deadLetterTopics);
   }
 
   async #disconnectAll(): Promise<void> {

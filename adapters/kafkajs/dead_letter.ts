@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { IHeaders } from "kafkajs";
+import type { Admin, IHeaders } from "kafkajs";
+import { ClusterRefusedError } from "../../core/errors.ts";
 import type { ClientSink, DeadLetterInfo } from "../../core/consumer/client.ts";
 import type { OutputRecord } from "../../core/consumer/transactions.ts";
 import { deadLetterHeaders } from "../shared/dead_letter_headers.ts";
@@ -27,7 +28,7 @@ function deadLetterHeadersOf(message: KafkaMessage, info: DeadLetterInfo): IHead
 }
 
 /** The dead-letter topic of a record's topic under `topic` (a name, a function, or `` `${topic}.DLT` ``). */
-function topicOf(topic: DeadLetterOptions["topic"]): (topic: string) => string {
+export function topicOf(topic: DeadLetterOptions["topic"]): (topic: string) => string {
   return typeof topic === "function" ? topic : typeof topic === "string" ? () => topic : (t) => `${t}.DLT`;
 }
 
@@ -98,4 +99,32 @@ export function transactionalDeadLetter(o: DeadLetterOptions): (message: unknown
     }
     return { topic: dlqTopic(info.topic), key: m.key, value: m.value, headers, timestamp: m.timestamp };
   };
+}
+
+/** Whether a KafkaJS error (or a cause) is the protocol error UNKNOWN_TOPIC_OR_PARTITION. */
+function isUnknownTopic(error: unknown): boolean {
+  for (let e = error as { type?: unknown; cause?: unknown } | undefined, i = 0; e && i < 20; e = e.cause as typeof e, i++) {
+    if (e.type === "UNKNOWN_TOPIC_OR_PARTITION") return true;
+  }
+  return false;
+}
+
+/**
+ * Resolves once every dead-letter topic exists (one metadata request each, through the admin
+ * client); a missing one would show only as failed dead letters, record after record, until
+ * the partition stopped.
+ * @param admin the binding's connected admin client
+ * @param topics the dead-letter topics of the subscribed topic names
+ * @throws {ClusterRefusedError} of kind `unknown-topic` naming the missing ones; any other failure as KafkaJS threw it
+ */
+export async function deadLetterTopicsExist(admin: Pick<Admin, "fetchTopicMetadata">, topics: readonly string[]): Promise<void> {
+  const wanted = [...new Set(topics)];
+  const answers = await Promise.allSettled(wanted.map((topic) => admin.fetchTopicMetadata({ topics: [topic] })));
+  const missing = wanted.filter((_, i) => answers[i].status === "rejected" && isUnknownTopic((answers[i] as PromiseRejectedResult).reason));
+  const other = answers.find((a, i): a is PromiseRejectedResult => a.status === "rejected" && !missing.includes(wanted[i]));
+  if (missing.length > 0) {
+    const first = answers[wanted.indexOf(missing[0])] as PromiseRejectedResult;
+    throw new ClusterRefusedError("unknown-topic", undefined, missing, first.reason, "dead-letter topic");
+  }
+  if (other) throw other.reason;
 }

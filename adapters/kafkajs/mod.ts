@@ -12,12 +12,13 @@
  */
 import process from "node:process";
 import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
-import type { ShutdownSignal } from "../shared/signals.ts";
+import type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 import { KafkaJSClient } from "./client.ts";
 import { type DeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
 import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_options.ts";
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
+import { startConsuming } from "../../core/consumer/start_consuming.ts";
 import { defined } from "../shared/defined.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./transactions.ts";
 
@@ -116,7 +117,8 @@ export async function runKafkaJS(options: KafkaJSConsumerOptions): Promise<Paral
  * callback fires (a runtime's SIGINT/SIGTERM) or `options.signal` aborts. `listen`
  * installs the runtime's handlers and returns a function that removes them; they are
  * removed at the first signal (a second one then gets the runtime's default: exit at
- * once) and when the consumer stops. Used by the Node, Bun and Deno adapters.
+ * once) and when the consumer stops. Used by the Node, Bun and Deno adapters. Rejects
+ * with a `StartInterruptedError` when the shutdown came before consuming began.
  */
 export async function consumeUntil(
   options: KafkaJSConsumerOptions,
@@ -141,7 +143,7 @@ export async function consumeUntil(
     release();
     user?.removeEventListener("abort", onUser);
   });
-  await consumer.start();
+  await startConsuming(consumer);
   return consumer;
 }
 
@@ -180,7 +182,7 @@ export function consume(options: ConsumeKafkaJSOptions): Promise<ParallelConsume
 }
 
 export { KafkaJSClient } from "./client.ts";
-export type { ShutdownSignal } from "../shared/signals.ts";
+export type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 export type { Consumer, Kafka, KafkaMessage, Producer } from "./types.ts";
 export type { DeadLetterOptions } from "./dead_letter.ts";
 export * from "../shared/consumer_api.ts";

@@ -19,6 +19,7 @@ import type { Consumer, KafkaMessage } from "./types.ts";
 import { brokersOf, isKafkaJSError, refusalOf } from "./errors.ts";
 import { sleepUnlessAborted, unlessAborted } from "./waits.ts";
 import type { ClientSink } from "../../core/consumer/client.ts";
+import { ClusterRefusedError } from "../../core/errors.ts";
 
 /** What a {@link KafkaJSOutage} reads and drives. */
 export interface KafkaJSOutageInputs {
@@ -83,6 +84,7 @@ export class KafkaJSOutage {
    * @param subscribing the attempt reached subscribe: an unknown topic there means "no such topic"
    */
   refusal(error: unknown, subscribing: boolean): { readonly reason: unknown } | undefined {
+    if (error instanceof ClusterRefusedError) return { reason: error }; // the binding's own (a missing dead-letter topic)
     const refused = refusalOf(error, this.#in.topicNames(), this.#lastBroker, subscribing);
     if (refused !== undefined) return { reason: refused };
     return isKafkaJSError(error) ? undefined : { reason: error };

@@ -31,17 +31,19 @@
  */
 import type { Buffer } from "node:buffer";
 import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
-import { describe, InvalidArgumentError } from "../../core/errors.ts";
+import { ClusterRefusedError, describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";
 import { sleepUnlessAborted, unlessAborted } from "../kafkajs/waits.ts";
 import { PlatformaticCommits } from "./commits.ts";
-import { type PlatformaticDeadLetterOptions, PlatformaticDeadLetters } from "./dead_letter.ts";
+import { type PlatformaticDeadLetterOptions, PlatformaticDeadLetters, topicOf } from "./dead_letter.ts";
+import { checkTopicsExist, type MetadataClient } from "./topic_check.ts";
 import { brokersOf, isGroupAnswer, isUnreachable, refusalOf } from "./errors.ts";
 import { Fetcher, type FetchSettings } from "./fetcher.ts";
 import { type JoinEvent, Membership } from "./membership.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
 import { groupOptions } from "./group_options.ts";
+import { refuseTaken, take } from "../shared/driven.ts";
 
 /** How long `close()` waits for the client to leave and disconnect during an outage. */
 const CLOSE_BOUND_MS = 3_000;
@@ -50,6 +52,11 @@ const CLOSE_BOUND_MS = 3_000;
 export interface PlatformaticClientOptions extends Partial<FetchSettings> {
   /** Dead-letter producer and topic. */
   deadLetter?: PlatformaticDeadLetterOptions;
+  /**
+   * Dead-letter topics the start checks exist besides those of `deadLetter` (exactly-once
+   * mode: dead letters go in the record's transaction, not through `deadLetter`'s producer).
+   */
+  deadLetterTopics?: readonly string[];
   /**
    * Exactly-once mode: the transactional port reads the committed offsets (after fencing)
    * and positions the partitions through {@link PlatformaticClient.seek}; the client reads
@@ -76,6 +83,8 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
   readonly #transactional: boolean;
   #heartbeatSentAt: number | undefined; // when the heartbeat in flight was sent (`Date.now()`)
   readonly #joinOptions: { protocolsMetadata: () => Promise<Buffer> };
+  readonly #deadLetterTopics: readonly string[];
+  #topicsChecked = false;
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: PlatformaticMessage, info: DeadLetterInfo) => Promise<void>;
 
@@ -95,6 +104,10 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
     for (const t of topics) {
       if (typeof t !== "string" || t === "") throw new InvalidArgumentError(`topics must hold non-empty topic names; got ${describe(t)}`);
     }
+    refuseTaken(
+      consumer,
+      "(both would join its group and fetch through it, and every record would be handled twice): make a new one with new Consumer({ groupId, clientId, bootstrapBrokers }) for each",
+    );
     const client = consumer as unknown as ClientConsumer;
     const { cooperative } = groupOptions(client); // refuses what the binding cannot run (KIP-848, its own protocolsMetadata)
     this.#consumer = client;
@@ -139,6 +152,9 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
       const deadLetters = this.#deadLetters = new PlatformaticDeadLetters(dlq, { sink: () => this.#sink, closed: () => this.#closed });
       this.deadLetter = (message, info) => deadLetters.produce(message, info);
     }
+    const dlqTopic = options.deadLetter ? topicOf(options.deadLetter.topic) : undefined;
+    this.#deadLetterTopics = [...(dlqTopic ? topics.map(dlqTopic) : []), ...(options.deadLetterTopics ?? [])];
+    take(consumer); // last: a refused construction takes nothing
   }
 
   /** Partitions of the current assignment. */
@@ -193,11 +209,16 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
     for (;;) {
       if (signal.aborted || this.#closed) return;
       try {
+        if (!this.#topicsChecked) {
+          // Fails fast where the join would retry for seconds and name no topic (issue 42).
+          if ((await unlessAborted(this.#checkTopics(signal).then(() => true), signal)) === undefined) return;
+          this.#topicsChecked = true;
+        }
         if ((await unlessAborted(c.joinGroup(this.#joinOptions), signal)) === undefined) return;
         break;
       } catch (error) {
         if (signal.aborted || this.#closed) return;
-        const refused = refusalOf(error, this.#topics, true);
+        const refused = error instanceof ClusterRefusedError ? error : refusalOf(error, this.#topics, true);
         if (refused !== undefined) {
           await this.#closeClients();
           throw refused;
@@ -267,6 +288,13 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
       this.#removers = [];
       if (this.#deadLetters) await this.#deadLetters.producer.close().catch(() => {});
     }
+  }
+
+  /** The subscribed topics and the dead-letter topics exist (else a `ClusterRefusedError` of kind `unknown-topic`). */
+  async #checkTopics(signal: AbortSignal): Promise<void> {
+    await checkTopicsExist(this.#consumer, this.#topics, "topic", signal);
+    const producer = this.#deadLetters?.producer as MetadataClient | undefined;
+    await checkTopicsExist(producer ?? this.#consumer, this.#deadLetterTopics, "dead-letter topic", signal);
   }
 
   #unavailable(error: unknown): number {

@@ -24,7 +24,7 @@ export interface PlatformaticDeadLetterOptions {
 }
 
 /** The dead-letter topic of a record's topic under `topic` (a name, a function, or `` `${topic}.DLT` ``). */
-function topicOf(topic: PlatformaticDeadLetterOptions["topic"]): (topic: string) => string {
+export function topicOf(topic: PlatformaticDeadLetterOptions["topic"]): (topic: string) => string {
   return typeof topic === "function" ? topic : typeof topic === "string" ? () => topic : (t) => `${t}.DLT`;
 }
 

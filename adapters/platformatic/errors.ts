@@ -65,6 +65,19 @@ export function brokersOf(error: unknown): string[] {
 }
 
 /**
+ * The topic a `UserError` "Unknown topic <name>." names (the client's answer, after its
+ * retries, to a Metadata request for a topic the cluster does not know), or `undefined`.
+ */
+export function unknownTopicOf(error: unknown): string | undefined {
+  for (const e of chain(error)) {
+    if (e.code !== "PLT_KFK_USER" || typeof e.message !== "string") continue;
+    const m = /^Unknown topic (.*)\.$/.exec(e.message);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+/**
  * The refusal an error stands for, or `undefined` when it is not one.
  * @param topics the subscribed topics (named by an `unknown-topic` or authorization refusal)
  * @param starting whether the error came from the start (join): only then does
@@ -79,6 +92,11 @@ export function refusalOf(error: unknown, topics: readonly string[], starting: b
     if (kind !== undefined) break;
   }
   if (kind === undefined) return undefined;
+  const named = unknownTopicOf(error);
+  if (named !== undefined) {
+    // The client's "Unknown topic" (a metadata answer it gave up retrying), whenever it comes.
+    return new ClusterRefusedError("unknown-topic", brokersOf(error)[0], topics.includes(named) ? [named] : topics, error);
+  }
   const concerned = kind === "unknown-topic" || kind === "authorization" ? topics : [];
   return new ClusterRefusedError(kind, brokersOf(error)[0], concerned, error);
 }

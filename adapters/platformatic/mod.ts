@@ -15,10 +15,11 @@ import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_o
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { PlatformaticClient } from "./client.ts";
 import { defined } from "../shared/defined.ts";
-import { type PlatformaticDeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
-import { type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
+import { type PlatformaticDeadLetterOptions, topicOf, transactionalDeadLetter } from "./dead_letter.ts";
+import { checkTransactionalOptions, type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
 import type { ClientConsumer, PlatformaticConsumer, PlatformaticMessage } from "./types.ts";
-import { type ShutdownSignal, startWithSignals } from "../shared/signals.ts";
+import { startWithSignals } from "../shared/signals.ts";
+import type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 
 /** Options of a `@platformatic/kafka` parallel consumer. */
 export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOptions<PlatformaticMessage>, "handler" | "transactional"> {
@@ -108,8 +109,14 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
     if (readCommitted === false) {
       throw new InvalidArgumentError("transactional (exactly-once) needs readCommitted: a read_uncommitted consumer would process outputs of aborted transactions");
     }
+    checkTransactionalOptions(transactional); // before the client takes the consumer: a refusal takes nothing
     // The port opens (fences) each partition before reading its committed offsets and seeking: the client reads none.
-    const client = new PlatformaticClient(consumer, topics, defined({ fromBeginning, maxWaitTime, maxBytesPerPartition, maxBytes, transactional: true }));
+    const deadLetterTopics = deadLetter && Array.isArray(topics) ? topics.map(topicOf(deadLetter.topic)) : undefined;
+    const client = new PlatformaticClient(
+      consumer,
+      topics,
+      defined({ fromBeginning, maxWaitTime, maxBytesPerPartition, maxBytes, deadLetterTopics, transactional: true }),
+    );
     const port = new PlatformaticTransactions({
       consumer: consumer as unknown as ClientConsumer,
       membership: () => client.membership(),
@@ -145,11 +152,11 @@ export async function consume(options: ConsumePlatformaticOptions): Promise<Para
 export { PlatformaticClient, type PlatformaticClientOptions } from "./client.ts";
 export { CommitNotAcknowledgedError } from "./errors.ts";
 export type { PlatformaticDeadLetterOptions } from "./dead_letter.ts";
-export type { PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } from "./types.ts";
+export type { Bytes, ClientMessage, PlatformaticConsumer, PlatformaticMessage, PlatformaticProducer } from "./types.ts";
 export * from "../shared/consumer_api.ts";
+export type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 export type { FetchSettings } from "./fetcher.ts";
 export { type PlatformaticProducerStats, type PlatformaticTransactionalOptions, PlatformaticTransactions } from "./transactions.ts";
 export { isFenced } from "./transaction_steps.ts";
 export { type OutputRecord, type TransactionalContext, type TransactionEvent, type TransactionMetrics } from "../../core/mod.ts";
 export type { CommitFailure } from "./commit_response.ts";
-export type { ShutdownSignal } from "../shared/signals.ts";

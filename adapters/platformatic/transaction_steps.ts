@@ -21,7 +21,7 @@ import type { CommitOffset } from "../../core/consumer/client.ts";
 import { errorChain } from "../shared/error_chain.ts";
 import { toStored } from "../shared/stored_metadata.ts";
 import { coordinatorConnection } from "./group_requests.ts";
-import type { ClientConsumer, ClientProducer } from "./types.ts";
+import type { Bytes, ClientConsumer, ClientProducer } from "./types.ts";
 
 /**
  * Kafka's answers that mean another owner took over: another producer with the same
@@ -63,9 +63,9 @@ export function isFenced(error: unknown): boolean {
 export interface ProducedMessage {
   readonly topic: string;
   readonly partition?: number;
-  readonly key?: Buffer;
-  readonly value?: Buffer;
-  readonly headers?: Map<Buffer, Buffer>;
+  readonly key?: Bytes;
+  readonly value?: Bytes;
+  readonly headers?: Map<Bytes, Bytes>;
   readonly timestamp?: bigint;
 }
 

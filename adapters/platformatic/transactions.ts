@@ -72,7 +72,7 @@ export interface PlatformaticTransactionalOptions extends TransactionalOptions {
  * Checks the binding's transactional options (the runner checks `timeoutMs`).
  * @throws {InvalidArgumentError} naming the option and the value
  */
-function checkTransactionalOptions(options: PlatformaticTransactionalOptions): void {
+export function checkTransactionalOptions(options: PlatformaticTransactionalOptions): void {
   const v = options.idPrefix;
   if (v !== undefined && (typeof v !== "string" || v.length === 0 || /\s/.test(v))) {
     throw new InvalidArgumentError(`transactional.idPrefix must be a non-empty string without spaces; got ${describe(v)}`);

@@ -4,8 +4,17 @@
  *
  * @module
  */
-import type { Buffer } from "node:buffer";
 import type * as platformatic from "@platformatic/kafka";
+
+/**
+ * The client's bytes: a Node `Buffer` (on Bun and Deno too). Named through the client's own
+ * types, not `node:buffer`, so that this binding's types need no `@types/node` (a Bun or Deno
+ * project may have none): with it, this is `Buffer`.
+ */
+export type Bytes = ClientMessage["key"];
+
+/** A record as the client's own `consume()` stream would deliver it (its `Message`, Buffer keys and values); the binding delivers {@link PlatformaticMessage}. */
+export type ClientMessage = platformatic.Message;
 
 /**
  * A `@platformatic/kafka` consumer with raw (Buffer) keys, values and headers (the default):
@@ -33,9 +42,9 @@ export interface PlatformaticProducer {
 }
 
 /** The client's consumer class as the binding drives it (not part of the public API). */
-export type ClientConsumer = platformatic.Consumer<Buffer, Buffer, Buffer, Buffer>;
+export type ClientConsumer = platformatic.Consumer; // Buffer keys, values and headers: the client's defaults
 /** The client's producer class as the binding drives it (not part of the public API). */
-export type ClientProducer = platformatic.Producer<Buffer, Buffer, Buffer, Buffer>;
+export type ClientProducer = platformatic.Producer;
 
 /**
  * A record as this binding delivers it: the raw bytes of the fetch response (the binding
@@ -51,9 +60,9 @@ export interface PlatformaticMessage {
   /** The record's timestamp (ms since the epoch), as a decimal string. */
   readonly timestamp: string;
   /** The key, `null` for none. */
-  readonly key: Buffer | null;
+  readonly key: Bytes | null;
   /** The value, `null` for a tombstone. */
-  readonly value: Buffer | null;
+  readonly value: Bytes | null;
   /** Headers by name (UTF-8); a repeated name keeps its last value. */
-  readonly headers: Readonly<Record<string, Buffer | null>>;
+  readonly headers: Readonly<Record<string, Bytes | null>>;
 }

@@ -5,17 +5,14 @@
  */
 import process from "node:process";
 import type { ParallelConsumer } from "../../core/consumer/runner.ts";
-
-/**
- * A signal that shuts a consumer down gracefully. Its own type, not `NodeJS.Signals`, so
- * that the bindings' declarations need no `@types/node` (a Bun or Deno user has none).
- */
-export type ShutdownSignal = "SIGINT" | "SIGTERM" | "SIGHUP" | "SIGQUIT" | "SIGBREAK" | "SIGUSR1" | "SIGUSR2";
+import { startConsuming } from "../../core/consumer/start_consuming.ts";
+import type { ShutdownSignal } from "./shutdown_signal.ts";
 
 /**
  * Starts `consumer`; the first of `signals` shuts it down gracefully (a second one gets
  * the runtime's default: exit at once). The handlers are removed once it closed.
- * Resolves once consuming has begun.
+ * Resolves once consuming has begun; rejects with a `StartInterruptedError` when a shutdown
+ * came first.
  */
 export async function startWithSignals<M>(consumer: ParallelConsumer<M>, signals: readonly ShutdownSignal[]): Promise<ParallelConsumer<M>> {
   const shutdown = (): void => {
@@ -27,6 +24,6 @@ export async function startWithSignals<M>(consumer: ParallelConsumer<M>, signals
   };
   for (const s of signals) process.once(s, shutdown);
   void consumer.closed.then(release);
-  await consumer.start();
+  await startConsuming(consumer);
   return consumer;
 }

@@ -249,6 +249,12 @@ export type ConsumerListeners = { [K in keyof ConsumerEvents]?: Listener<Consume
  */
 export class EventHub {
   readonly #listeners: { [K in keyof ConsumerEvents]?: Array<Listener<ConsumerEvents[K]>> } = {};
+  #observer: (<K extends keyof ConsumerEvents>(event: K, payload: ConsumerEvents[K], heard: boolean) => void) | undefined;
+
+  /** Sees every emitted event after its listeners, and whether one heard it (the consumer's logger of unheard events). */
+  observe(observer: <K extends keyof ConsumerEvents>(event: K, payload: ConsumerEvents[K], heard: boolean) => void): void {
+    this.#observer = observer;
+  }
 
   /** Adds a listener; returns a function that removes it. */
   on<K extends keyof ConsumerEvents>(event: K, listener: Listener<ConsumerEvents[K]>): () => void {
@@ -268,14 +274,17 @@ export class EventHub {
   /** Calls every listener of `event` with `payload`. */
   emit<K extends keyof ConsumerEvents>(event: K, payload: ConsumerEvents[K]): void {
     const list = this.#listeners[event] as Array<Listener<ConsumerEvents[K]>> | undefined;
-    if (!list) return;
-    for (const listener of [...list]) {
-      try {
-        listener(payload);
-      } catch (error) {
-        if (event !== "error") this.emit("error", { kind: "listener", error });
+    const heard = list !== undefined && list.length > 0;
+    if (heard) {
+      for (const listener of [...list]) {
+        try {
+          listener(payload);
+        } catch (error) {
+          if (event !== "error") this.emit("error", { kind: "listener", error });
+        }
       }
     }
+    this.#observer?.(event, payload, heard);
   }
 }
 

@@ -47,6 +47,7 @@ import { RecordRunner } from "./record_runner.ts";
 import { resolveRetryPolicy } from "./retry.ts";
 import { checkConsumerOptions, checkHandlerChoice, countOrInfinity, nonNegative, type ParallelConsumerOptions } from "./runner_options.ts";
 import { drainAndClose } from "./shutdown.ts";
+import { Narrator, resolveLogger } from "./logger.ts";
 import { CommitTally, snapshot } from "./snapshot.ts";
 import { StallGuard } from "./stall.ts";
 import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
@@ -109,6 +110,7 @@ export class ParallelConsumer<M> {
   readonly #userPause: UserPause<M>;
   readonly #gate: RateGate | undefined;
   readonly #stuck: StuckWatch<M> | undefined;
+  readonly #narrator: Narrator | undefined;
 
   /**
    * A consumer over `client`, not started yet.
@@ -199,6 +201,9 @@ export class ParallelConsumer<M> {
         events.emit("error", { kind: "commit", error, ...(offsets.length === 1 ? offsets[0] : {}) });
       },
     }, txo ? { ...options.commit, timeoutMs: txTimeoutMs + 1_000 } : options.commit); // the port bounds each transaction
+    const logger = resolveLogger(options.logger);
+    const narrator = this.#narrator = logger && new Narrator(logger, options.cluster?.maxUnavailableMs ?? Infinity);
+    if (narrator) events.observe((event, payload, heard) => narrator.saw(event, payload, heard));
     for (const [event, listener] of Object.entries(options.on ?? {})) {
       if (listener) events.on(event as keyof ConsumerEvents, listener as Listener<unknown>);
     }
@@ -435,6 +440,7 @@ export class ParallelConsumer<M> {
   /** A commit was acknowledged: the cluster answers, a stall ends, the counters and `commit` event. */
   #committed(offsets: readonly CommitOffset[], latencyMs: number): void {
     this.#watch.recovered(); // an acknowledgement: the cluster answers
+    this.#narrator?.committed();
     this.#stall.acknowledged(latencyMs);
     this.#commits.acknowledged(latencyMs);
     for (const o of offsets) {

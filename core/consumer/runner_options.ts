@@ -12,6 +12,7 @@ import type { DispatchOptions } from "./dispatcher.ts";
 import type { EngineChoice } from "../tracker/engines.ts";
 import type { ClusterOptions } from "./cluster.ts";
 import type { ConsumerListeners } from "./metrics.ts";
+import type { ConsumerLogger } from "./logger.ts";
 import type { RateLimitOptions } from "./rate_limit.ts";
 import type { RetryPolicy } from "./retry.ts";
 import type { StuckOptions } from "./stuck.ts";
@@ -53,6 +54,13 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
   /** Event listeners. */
   on?: ConsumerListeners;
   /**
+   * Where the consumer writes what no listener heard (logger.ts): an `error` event without an
+   * `error` listener (a partition stopped, failing dead letters or commits, the client's
+   * failure) and an outage without an `unavailable` listener, one line per change of state.
+   * Default: one line on stderr (`console.warn`/`console.error`); `false`: nothing.
+   */
+  logger?: ConsumerLogger | false;
+  /**
    * Handler starts (attempts, retries included) per second across the consumer, a token
    * bucket holding up to `burst`. Records waiting for a token stay queued and count against
    * the high mark and `maxBuffered`, which pause fetching. Default: no limit.
@@ -93,7 +101,7 @@ const CONSUMER_OPTION_NAMES: {
     handler: true, retry: true, commit: true, drainTimeoutMs: true, shutdownGraceMs: true, signal: true, cluster: true,
     engine: true, capacity: true, on: true, transactional: true, ordering: true, concurrency: true,
     maxInFlightPerPartition: true, highWaterMark: true, lowWaterMark: true, maxBuffered: true,
-    rateLimit: true, stuck: true, batch: true,
+    rateLimit: true, stuck: true, batch: true, logger: true,
   },
   retry: { retries: true, initialDelayMs: true, maxDelayMs: true, multiplier: true, jitter: true, onExhausted: true },
   commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, maxUncommitted: true, completedSet: true, metadata: true },

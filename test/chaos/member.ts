@@ -47,6 +47,7 @@ import process from "node:process";
 import { clearInterval } from "node:timers";
 import { Kafka, logLevel } from "kafkajs";
 import type { KafkaJSConsumerOptions, KafkaMessage, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
+import { StartInterruptedError } from "../../core/errors.ts";
 import { FsyncLog } from "./fsync_log.ts";
 import { exitWithParent, oneLine, recordAttempt, workloadHandler } from "./member_kit.ts";
 
@@ -177,17 +178,20 @@ async function main(): Promise<void> {
   let state = "stopped";
   if (!terminated) {
     const attempt = start();
-    let running: ParallelConsumer<KafkaMessage>;
+    let running: ParallelConsumer<KafkaMessage> | undefined;
     try {
       running = await attempt.consumer;
     } catch (e) {
-      event("S", oneLine(e));
       await attempt.release();
-      throw e;
+      // A SIGTERM before the first join ends the start with a StartInterruptedError: stopped, as asked.
+      if (!(e instanceof StartInterruptedError)) {
+        event("S", oneLine(e));
+        throw e;
+      }
     }
     try {
-      await running.done;
-      state = running.state;
+      await running?.done;
+      state = running?.state ?? "stopped";
     } catch (e) {
       event("C", oneLine(e));
       await attempt.release();

@@ -12,7 +12,7 @@ import { test } from "node:test";
 import { DEAD_LETTER_HEADERS, type RetryEvent } from "../../adapters/kafkajs/mod.ts";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
 import { bindings } from "./bindings.ts";
-import { asObject, kafka, unique, waitFor } from "./helpers.ts";
+import { asObject, consumerConfig, kafka, unique, waitFor } from "./helpers.ts";
 
 for (const binding of bindings()) test(`dead letter (${binding.name}): failing records retried, then produced to <topic>.DLT with the error in headers`, { timeout: 120_000 }, async () => {
   await withBroker(async (brokers) => {
@@ -133,5 +133,34 @@ for (const binding of bindings()) test(`dead letter across a handover (${binding
     assert.equal(dead2, 0, "no dead letter produced again");
     assert.deepEqual(asObject(await committedOffsets(brokers, groupId, topic)), { "0": "20" });
     assert.deepEqual(asObject(await endOffsets(brokers, `${topic}.DLT`)), { "0": "1" }, "one dead letter in the DLT");
+  });
+});
+
+// Issue 42: a missing dead-letter topic showed only as dead-letter errors, record after record,
+// until the partition stopped. Through KafkaJS the start checks it where the admin client can
+// tell (`kafka` given; subscribed topic names), as the platformatic binding always does
+// (test/kafka/platformatic_traps.test.ts).
+test("dead letter (kafkajs): a dead-letter topic that does not exist is refused at the start, naming it", { timeout: 60_000 }, async () => {
+  const { createKafkaJSConsumer, ClusterRefusedError } = await import("../../adapters/kafkajs/mod.ts");
+  await withBroker(async (brokers) => {
+    const topic = unique("dlq-missing");
+    await createTopic(brokers, topic, 1); // its dead-letter topic is not created
+    const k = kafka(brokers);
+    const consumer = createKafkaJSConsumer({
+      kafka: k,
+      consumer: k.consumer(consumerConfig(unique("dlq-missing-group"))),
+      topics: [topic],
+      deadLetter: { producer: k.producer() },
+      handler: () => {},
+      logger: false,
+    });
+    await assert.rejects(consumer.start(), (e: unknown) => {
+      assert.ok(e instanceof ClusterRefusedError, `a ClusterRefusedError, got ${String(e)}`);
+      assert.equal(e.kind, "unknown-topic", e.message);
+      assert.deepEqual(e.topics, [`${topic}.DLT`]);
+      assert.match(e.message, /dead-letter topic ".*\.DLT" does not exist/);
+      return true;
+    });
+    await assert.rejects(consumer.done, ClusterRefusedError);
   });
 });

@@ -41,7 +41,7 @@ import { test } from "node:test";
 import process from "node:process";
 import { Kafka, type KafkaMessage, logLevel, type RetryOptions } from "kafkajs";
 import type { KafkaJSConsumerOptions, ParallelConsumer } from "../../adapters/kafkajs/mod.ts";
-import { ClusterRefusedError, ClusterUnavailableError } from "../../core/errors.ts";
+import { ClusterRefusedError, ClusterUnavailableError, StartInterruptedError } from "../../core/errors.ts";
 import { committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
 import { asObject, consumerConfig, kafka as loggingKafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
 import { type Binding, bindings, confluentConfig, loadConfluent } from "./bindings.ts";
@@ -294,7 +294,7 @@ async function ownResources(live: Map<number, string>): Promise<{ disable(): voi
   }).enable();
 }
 
-kafkajsTest(`(${runtime()}) an AbortSignal aborted while consume() waits for the cluster ends it within a second`, { timeout: 30_000 }, async () => {
+kafkajsTest(`(${runtime()}) an AbortSignal aborted while consume() waits for the cluster ends it within a second, rejecting: it never connected`, { timeout: 30_000 }, async () => {
   const consume = await adapter();
   const address = await closedPort();
   const seen = newSeen();
@@ -306,11 +306,10 @@ kafkajsTest(`(${runtime()}) an AbortSignal aborted while consume() waits for the
   assert.equal(settled, false, "consume() waits for the cluster");
   const abortedAt = Date.now();
   controller.abort();
-  const consumer = await starting;
+  // Issue 42: consume() resolved here, as if consuming had begun.
+  await assert.rejects(starting, (e: unknown) => e instanceof StartInterruptedError && /before it consumed anything/.test(e.message));
   const ms = Date.now() - abortedAt;
   assert.ok(ms < 1_000, `consume() ended ${ms} ms after the abort`);
-  assert.equal(consumer.state, "stopped");
-  await consumer.done; // resolves: a stop, not a failure
 });
 
 function newSeen(): Seen {

@@ -12,8 +12,8 @@
  * RUNTIMES: node (through tsx, as `npx tsx`; the pinned Node 24 for a block that imports
  * `@platformatic/kafka`, which needs Node >= 22.22), bun, deno (`deno run --allow-net
  * --allow-env --allow-sys`, or `--allow-read` instead of `--allow-sys` for a block that
- * imports `@platformatic/kafka`, as docs/platformatic.md says). Blocks run on Node are type-checked first (tsc, strict), blocks run on
- * Deno by `deno check`.
+ * imports `@platformatic/kafka`, as docs/platformatic.md says). Blocks run on Node or Bun
+ * are type-checked first (tsc, strict), blocks run on Deno by `deno check`.
  *
  * Substitutions, nothing else: the broker address `"127.0.0.1:9092"`, `topics: ["orders"]`
  * (exactly once), output topics `topic: "orders.…"`, the group (`groupId: "…"` or
@@ -180,10 +180,12 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
       ? "the Confluent client is not built here (.cache/confluent: node scripts/install-confluent.mjs)"
       : false;
 
-  test("the examples run on Node type-check (tsc, strict)", { skip: runnable.every((e) => !e.runtimes.includes("node")) }, () => {
+  // Bun runs the @platformatic/kafka examples (Node 20 cannot): tsc checks them too.
+  const typed = (e: Example): boolean => (e.runtimes.includes("node") || e.runtimes.includes("bun")) && !skipped(e);
+  test("the examples run on Node or Bun type-check (tsc, strict)", { skip: !runnable.some(typed) }, () => {
     const project = pack!.project;
     const files: string[] = [];
-    for (const e of runnable.filter((e) => e.runtimes.includes("node") && !skipped(e))) {
+    for (const e of runnable.filter(typed)) {
       const file = `check-${e.name}.ts`;
       const fake = { broker: "127.0.0.1:1", topic: "t", group: "g", http: "http://127.0.0.1:1" };
       writeFileSync(join(project, file), e.mode === "run" ? substitute(e, "node", fake) : e.code);

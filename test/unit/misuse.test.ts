@@ -1,7 +1,7 @@
 /**
  * A newcomer's slips get a typed error that names them, at construction, before anything
- * connects: a misspelled option anywhere (with the nearest known name), one KafkaJS
- * consumer given to two offset-frontier consumers, a Confluent consumer given to the
+ * connects: a misspelled option anywhere (with the nearest known name), one KafkaJS or
+ * `@platformatic/kafka` consumer given to two offset-frontier consumers, a Confluent consumer given to the
  * KafkaJS binding, a KafkaJS client given to the Confluent binding. No broker: the
  * clients are real but never connect.
  */
@@ -132,6 +132,27 @@ test("one KafkaJS consumer given to a second offset-frontier consumer is refused
   createKafkaJSConsumer({ consumer, kafka: k, topics: ["t"], handler });
   refused(() => createKafkaJSConsumer({ consumer, kafka: k, topics: ["t"], handler }), /already driven by another offset-frontier consumer/, /kafka\.consumer/);
   createKafkaJSConsumer({ consumer: k.consumer({ groupId: "g" }), kafka: k, topics: ["t"], handler }); // a new one is fine
+});
+
+test("one @platformatic/kafka Consumer given to a second offset-frontier consumer is refused; a refused construction takes nothing", { skip: !platformaticRuns() && "@platformatic/kafka needs Node >= 22.22" }, async () => {
+  const { createPlatformaticConsumer } = await import("../../adapters/platformatic/mod.ts");
+  const { Consumer } = await import("@platformatic/kafka");
+  const make = () => new Consumer({ groupId: "g", clientId: "c", bootstrapBrokers: ["127.0.0.1:1"] });
+  const consumer = make();
+  try {
+    // refused for other reasons first: the consumer stays free
+    refused(() => createPlatformaticConsumer({ consumer, topics: [], handler }), /topics/);
+    refused(() => createPlatformaticConsumer({ consumer, topics: ["t"], handler, transactional: { producers: "member" as "partition" } }), /"member" \(one producer per member\) is not supported/);
+    createPlatformaticConsumer({ consumer, topics: ["t"], handler });
+    // the issue-42 slip: consume() twice with one Consumer handled every record twice
+    refused(() => createPlatformaticConsumer({ consumer, topics: ["t"], handler }), /already driven by another offset-frontier consumer/, /new Consumer\(/);
+    refused(() => createPlatformaticConsumer({ consumer, topics: ["t"], handler, transactional: {} }), /already driven/);
+    const other = make();
+    createPlatformaticConsumer({ consumer: other, topics: ["t"], handler }); // a new one is fine
+    await other.close(true);
+  } finally {
+    await consumer.close(true);
+  }
 });
 
 test("a consumer without KafkaJS's events (Confluent's KafkaJS-style one) is refused by the KafkaJS binding, naming the other binding", () => {

@@ -2,9 +2,9 @@
 // error classes): outages are waited out, refusals are typed and fail at once.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError, TimeoutError } from "@platformatic/kafka";
+import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError, TimeoutError, UserError } from "@platformatic/kafka";
 import { ClusterRefusedError } from "../../core/errors.ts";
-import { brokersOf, CommitNotAcknowledgedError, hasApiId, isGroupAnswer, isUnreachable, refusalOf } from "../../adapters/platformatic/errors.ts";
+import { brokersOf, CommitNotAcknowledgedError, hasApiId, isGroupAnswer, isUnreachable, refusalOf, unknownTopicOf } from "../../adapters/platformatic/errors.ts";
 
 describe("platformatic binding: the client's errors", () => {
   test("a failed connection, a timeout and a moving coordinator are outages, also inside an aggregate", () => {
@@ -45,6 +45,19 @@ describe("platformatic binding: the client's errors", () => {
     assert.equal(refusalOf(new ProtocolError("UNKNOWN_TOPIC_OR_PARTITION"), ["t"], true)?.kind, "unknown-topic");
     assert.equal(refusalOf(new ProtocolError("UNKNOWN_TOPIC_OR_PARTITION"), ["t"], false), undefined);
     assert.equal(refusalOf(new NetworkError("Connection closed"), ["t"], true), undefined);
+  });
+
+  test("the client's UserError \"Unknown topic <name>.\" (its metadata answer after its retries) is an unknown-topic refusal naming that topic", () => {
+    // Issue 42: it was read as a configuration refusal naming no topic.
+    const e = new UserError("Unknown topic orders.");
+    assert.equal(unknownTopicOf(e), "orders");
+    assert.equal(unknownTopicOf(new MultipleErrors("joinGroup failed.", [e])), "orders");
+    assert.equal(unknownTopicOf(new UserError("/options/groupId must be string.")), undefined);
+    const r = refusalOf(e, ["payments", "orders"], false);
+    assert.equal(r?.kind, "unknown-topic");
+    assert.deepEqual(r?.topics, ["orders"]);
+    assert.match(r!.message, /topic "orders" does not exist/);
+    assert.equal(refusalOf(new UserError("/options/groupId must be string."), ["t"], true)?.kind, "configuration");
   });
 
   test("a commit not acknowledged names its partitions and codes", () => {
