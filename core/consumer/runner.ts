@@ -49,6 +49,7 @@ import { checkConsumerOptions, checkHandlerChoice, countOrInfinity, nonNegative,
 import { drainAndClose } from "./shutdown.ts";
 import { CommitTally, snapshot } from "./snapshot.ts";
 import { StallGuard } from "./stall.ts";
+import { LogEnds } from "./log_end.ts";
 import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
 import { UserPause } from "./user_pause.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
@@ -95,6 +96,7 @@ export class ParallelConsumer<M> {
   readonly #signal: AbortSignal | undefined;
   readonly #watch: ClusterWatch;
   readonly #stall: StallGuard;
+  readonly #ends: LogEnds<M>;
   readonly #tx: ExactlyOnce<M> | undefined;
   readonly #records: RecordRunner<M>;
   readonly #delivery: Delivery<M>;
@@ -245,6 +247,7 @@ export class ParallelConsumer<M> {
         ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keyOf: orderKey, keys: orderKey && (client as KeyReader<M>) }) }
         : {}),
     });
+    this.#ends = new LogEnds<M>({ dispatcher, client, life, intervalMs: options.commit?.intervalMs ?? 1_000 });
     this.#rebalance = new Rebalance<M>({ dispatcher, frontier, scheduler, claims, stall, life, tx, completedSets, drainMs });
     this.#signal = options.signal;
     this.done = new Promise<void>((resolve, reject) => {
@@ -287,7 +290,8 @@ export class ParallelConsumer<M> {
       assigned: (partitions, committed, incremental) => rebalance.assigned(partitions, committed, incremental === true),
       revoking: (partitions, options) => rebalance.revoking(partitions, options?.awaited !== false),
       lost: (partitions) => rebalance.lost(partitions),
-      deliver: (batch) => delivery.deliver(batch),
+      deliver: (batch) => (batch.endOffset === undefined || this.#ends.seen(batch.topic, batch.partition, batch.endOffset), delivery.deliver(batch)),
+      endOffsets: (ends) => this.#ends.seenAll(ends),
       failed: (error) => this.#failed(error),
       unavailable: (error, brokers) => {
         this.#stall.unreachable(); // what finishes during an outage cannot be committed: start no more of it
@@ -303,6 +307,7 @@ export class ParallelConsumer<M> {
     this.#scheduler.start();
     this.#watch.connecting();
     this.#stall.start();
+    this.#ends.start();
     this.#stuck?.start();
     if (this.#signal) {
       // Listened to from here on: an abort while the start waits for the cluster ends it.
@@ -336,6 +341,7 @@ export class ParallelConsumer<M> {
     const life = this.#life;
     if (life.state === "stopped" || life.state === "failed") return;
     life.state = "stopping";
+    this.#ends.stop();
     this.#stopWaiting.abort(new Error("the consumer is shutting down"));
     this.#signal?.removeEventListener("abort", this.#onAbort!);
     await drainAndClose({
@@ -393,6 +399,7 @@ export class ParallelConsumer<M> {
       commits: this.#commits,
       tx: this.#tx,
       watch: this.#watch,
+      ends: this.#ends,
     });
   }
 
@@ -404,6 +411,7 @@ export class ParallelConsumer<M> {
     this.#stopWaiting.abort(error);
     this.#watch.close();
     this.#stall.stop();
+    this.#ends.stop();
     this.#stuck?.stop();
     this.#events.emit("error", { kind: "client", error });
     this.#scheduler.halt();
