@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { ConsumerClient, EndOffset } from "./client.ts";
+import type { CommittedPosition, ConsumerClient, EndOffset, TopicPartition } from "./client.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { ConsumerLife } from "./lifecycle.ts";
 import type { Lane } from "./lane.ts";
@@ -19,14 +19,15 @@ import { toOffset } from "../tracker/offset.ts";
  * A partition's lag: its log end offset minus its committed offset, never below 0.
  *
  * The committed offset is `confirmed` (the last commit the broker acknowledged in this
- * assignment); before this assignment's first acknowledged commit it is `origin`, where
- * this assignment began reading (the group's committed offset, or where the client's
- * reset policy placed it when the group had none). Unknown (`undefined`) while the log
- * end is unknown, or while neither is known (nothing committed and nothing delivered yet).
+ * assignment); before this assignment's first acknowledged commit it is `origin`: the
+ * group's committed offset as read at assignment, else where this assignment began
+ * reading (where the client's reset policy placed it when the group had none). Unknown
+ * (`undefined`) while the log end is unknown, or while neither is known (nothing
+ * committed, read nor delivered yet).
  *
  * @param endOffset the log end offset, if known
  * @param confirmed the last acknowledged commit of this assignment, if any
- * @param origin where this assignment began reading, if known
+ * @param origin the committed offset read at assignment, else where this assignment began reading, if known
  *
  * @example
  * ```ts
@@ -57,6 +58,7 @@ export interface LogEndInputs<M> {
 /** The log end offset of each lane, kept per lane: a new assignment starts unknown. */
 export class LogEnds<M> {
   readonly #ends = new WeakMap<Lane<M>, number>();
+  readonly #read = new WeakMap<Lane<M>, number>(); // the committed offset read at assignment
   readonly #inputs: LogEndInputs<M>;
   #timer: ReturnType<typeof setInterval> | undefined;
   #querying = false;
@@ -95,6 +97,27 @@ export class LogEnds<M> {
   /** The lane's log end offset, if seen in its assignment. */
   of(lane: Lane<M>): number | undefined {
     return this.#ends.get(lane);
+  }
+
+  /**
+   * The committed offsets read at the assignment of `partitions` (the sink's `assigned`):
+   * kept for the lanes assigned now, as the lag's base before their first commit. A
+   * rejection or an offset that is not one keeps nothing.
+   */
+  committedRead(partitions: readonly TopicPartition[], committed: Promise<readonly CommittedPosition[]>): void {
+    const lanes = partitions.map((p) => this.#inputs.dispatcher.lane(p.topic, p.partition));
+    committed.then((positions) => {
+      for (const p of positions) {
+        const i = partitions.findIndex((x) => x.topic === p.topic && x.partition === p.partition);
+        const lane = lanes[i];
+        if (lane !== undefined && !lane.ended && Number.isSafeInteger(p.offset) && (p.offset as number) >= 0) this.#read.set(lane, p.offset as number);
+      }
+    }, () => {});
+  }
+
+  /** The committed offset read at the lane's assignment, if any. */
+  readAt(lane: Lane<M>): number | undefined {
+    return this.#read.get(lane);
   }
 
   /** Starts the periodic refresh when the client can query end offsets. */

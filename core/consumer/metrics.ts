@@ -52,9 +52,9 @@ export interface PartitionMetrics extends TopicPartition {
   /**
    * Records behind the log end: `endOffset − confirmed` (what Kafka's tools call the
    * consumer group lag), never below 0. Before this assignment's first acknowledged commit
-   * it is measured from where the assignment began reading (the group's committed offset,
-   * or where the reset policy placed it). `undefined` while `endOffset` is, or while
-   * nothing was committed nor delivered yet.
+   * it is measured from the group's committed offset as read at assignment, else from where
+   * the assignment began reading (where the reset policy placed it). `undefined` while
+   * `endOffset` is, or while none of those is known.
    */
   lag: number | undefined;
   /**

@@ -287,7 +287,10 @@ export class ParallelConsumer<M> {
     const rebalance = this.#rebalance;
     const delivery = this.#delivery;
     const sink: ClientSink<M> = {
-      assigned: (partitions, committed, incremental) => rebalance.assigned(partitions, committed, incremental === true),
+      assigned: (partitions, committed, incremental) => {
+        rebalance.assigned(partitions, committed, incremental === true);
+        if (committed) this.#ends.committedRead(partitions, committed);
+      },
       revoking: (partitions, options) => rebalance.revoking(partitions, options?.awaited !== false),
       lost: (partitions) => rebalance.lost(partitions),
       deliver: (batch) => (batch.endOffset === undefined || this.#ends.seen(batch.topic, batch.partition, batch.endOffset), delivery.deliver(batch)),

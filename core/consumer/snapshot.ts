@@ -69,7 +69,7 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
     const s = t.stats();
     const confirmed = frontier.positions(lane.topic, lane.partition)?.confirmed;
     const endOffset = inputs.ends.of(lane);
-    const behind = lagOf(endOffset, confirmed, t.origin);
+    const behind = lagOf(endOffset, confirmed, inputs.ends.readAt(lane) ?? t.origin);
     if (behind !== undefined) lag += behind;
     partitions.push({
       topic: lane.topic,

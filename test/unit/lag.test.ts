@@ -125,6 +125,23 @@ describe("lag in metrics()", () => {
     await consumer.shutdown();
   });
 
+  test("before anything is delivered or committed, the lag is measured from the committed offset read at assignment", async () => {
+    const client = new MemoryClient();
+    const consumer = consumerOver(client);
+    await consumer.start();
+    client.sink.assigned(
+      [{ topic: "t", partition: 0 }, { topic: "t", partition: 1 }],
+      Promise.resolve([{ topic: "t", partition: 0, offset: 10, metadata: null }, { topic: "t", partition: 1, offset: undefined, metadata: null }]),
+    );
+    client.sink.endOffsets!([{ topic: "t", partition: 0, endOffset: 10 }, { topic: "t", partition: 1, endOffset: 4 }]);
+    await until(() => part(consumer, 0)!.lag !== undefined, 3_000, "the committed offsets read");
+    assert.equal(part(consumer, 0)!.lag, 0, "caught up, nothing delivered: 0, not unknown");
+    assert.equal(part(consumer, 1)!.lag, undefined, "t/1: the group has no committed offset and nothing was delivered");
+    client.sink.endOffsets!([{ topic: "t", partition: 0, endOffset: 15 }]);
+    assert.equal(part(consumer, 0)!.lag, 5);
+    await consumer.shutdown();
+  });
+
   test("a paused partition's log end is asked of the client at the commit interval, so its lag grows", async () => {
     const client = new EndsClient();
     const consumer = consumerOver(client);
