@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type EndOffset, InvalidOffsetError, ParallelConsumer, type TopicPartition } from "../../core/mod.ts";
 import { lagOf } from "../../core/consumer/log_end.ts";
+import { endOffsetOf, endOffsetsByTopic } from "../../adapters/shared/end_offsets.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
 
 /** A memory client that answers the runner's end-offset queries from `ends`. */
@@ -163,5 +164,33 @@ describe("lag in metrics()", () => {
     const after = client.queried.length;
     await new Promise((r) => setTimeout(r, 60));
     assert.equal(client.queried.length, after, "no query after shutdown");
+  });
+});
+
+describe("the bindings' end offsets (adapters/shared/end_offsets.ts)", () => {
+  test("a client's high watermark is an offset or unknown", () => {
+    assert.equal(endOffsetOf("123"), 123);
+    assert.equal(endOffsetOf(7n), 7);
+    assert.equal(endOffsetOf(0), 0);
+    for (const unknown of ["-1001", "-1", "1e3", "", " 5", -1, 1.5, 2 ** 53, undefined, null]) {
+      assert.equal(endOffsetOf(unknown), undefined, String(unknown));
+    }
+  });
+
+  test("per topic: one query each, only the partitions asked for, a failed topic left out", async () => {
+    const asked: string[] = [];
+    const ends = await endOffsetsByTopic(
+      [{ topic: "a", partition: 0 }, { topic: "b", partition: 1 }, { topic: "a", partition: 2 }, { topic: "c", partition: 0 }],
+      (topic) => {
+        asked.push(topic);
+        if (topic === "c") return Promise.reject(new Error("not reachable"));
+        return Promise.resolve([0, 1, 2].map((partition) => ({ partition, offset: String(10 * partition + topic.length), high: String(10 * partition + topic.length) })));
+      },
+    );
+    assert.deepEqual(asked, ["a", "b", "c"]);
+    assert.deepEqual(
+      [...ends].sort((x, y) => x.topic.localeCompare(y.topic) || x.partition - y.partition),
+      [{ topic: "a", partition: 0, endOffset: 1 }, { topic: "a", partition: 2, endOffset: 21 }, { topic: "b", partition: 1, endOffset: 11 }],
+    );
   });
 });
