@@ -38,6 +38,7 @@ export type {
   ConsumerClient,
   DeadLetterInfo,
   DeliveredBatch,
+  EndOffset,
   ProbeResult,
   RevokeOptions,
   TopicPartition,

@@ -75,7 +75,7 @@ export function backpressureSimulation(section: HTMLElement, engine: EngineChoic
         maxRetained = Math.max(maxRetained, p.retained);
         meters[p.partition].meter.max = hi;
         meters[p.partition].meter.value = Math.min(p.retained, hi);
-        meters[p.partition].text.textContent = `${p.retained} retained of ${hi} · ${p.paused ? "PAUSED" : "fetching"}`;
+        meters[p.partition].text.textContent = `${p.retained} retained of ${hi} · lag ${p.lag ?? "–"} · ${p.paused ? "PAUSED" : "fetching"}`;
       }
       const s = (performance.now() - t0) / 1000;
       counters.set("offered", Math.round((batch.read() * PARTITIONS.length * 1000) / interval.read()));

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from "../core/mod.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, EndOffset, TopicPartition } from "../core/mod.ts";
 import type { SimBroker, SimRecord } from "./sim_broker.ts";
 
 /** Rates and latencies of a simulated member. */
@@ -117,6 +117,11 @@ export class SimClient implements ConsumerClient<SimRecord> {
     return Promise.resolve();
   }
 
+  /** The simulated logs' ends (for the lag of paused partitions, which no fetch reports). */
+  endOffsets(partitions: readonly TopicPartition[]): Promise<readonly EndOffset[]> {
+    return Promise.resolve(partitions.map((p) => ({ ...p, endOffset: this.#broker.logs[p.partition]?.length ?? 0 })));
+  }
+
   keyOf(message: SimRecord): string | undefined {
     return message.key;
   }
@@ -131,7 +136,7 @@ export class SimClient implements ConsumerClient<SimRecord> {
       const messages = log.slice(from, from + this.options.batchSize);
       const offsets = messages.map((m) => m.offset);
       const next = offsets[offsets.length - 1] + 1;
-      if (sink.deliver({ topic: this.#broker.topic, partition, messages, offsets, next })) {
+      if (sink.deliver({ topic: this.#broker.topic, partition, messages, offsets, next, endOffset: log.length })) {
         this.#position.set(partition, next);
         this.fetched += messages.length;
       }

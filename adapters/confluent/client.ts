@@ -30,7 +30,7 @@
  *
  * @module
  */
-import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, TopicPartition } from "../../core/consumer/client.ts";
 import { CLAIM_READ_MS } from "../../core/consumer/claims.ts";
 import { batchOffsets } from "../shared/batch_offsets.ts";
 import { groupByTopic, tpKey } from "../shared/topic_partitions.ts";
@@ -54,6 +54,8 @@ import type {
 } from "./types.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";
+import { endOffsetOf } from "../shared/end_offsets.ts";
+import { ConfluentEndOffsets } from "./end_offsets.ts";
 
 /**
  * How long the rebalance callback waits for the committed read at assignment before it
@@ -103,6 +105,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
   #closing = false; // close() began: commits and their repairs still settle until #closed
   #running = false;
   readonly #commits: ConfluentCommitQueue;
+  readonly #ends = new ConfluentEndOffsets(() => (this.#running && !this.#closed ? this.#consumer : undefined));
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: ConfluentMessage, info: DeadLetterInfo) => Promise<void>;
 
@@ -256,6 +259,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
           messages: from === 0 ? messages : messages.slice(from),
           offsets: from === 0 ? offsets : offsets.subarray(from),
           next: Number(last) + 1,
+          endOffset: endOffsetOf(batch.highWatermark),
         });
         // Moves only the fetch position (auto-commit is off). Not resolved: the client seeks back and delivers it again.
         if (taken) {
@@ -294,6 +298,11 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     return this.#commits.commit(offsets);
   }
 
+  /** Paused partitions' log end offsets (the consumer's dependent admin), for the lag in `metrics()`. */
+  endOffsets(partitions: readonly TopicPartition[]): Promise<readonly EndOffset[]> {
+    return this.#ends.query(partitions);
+  }
+
   stopFetching(): void {
     this.#stopped = true;
     this.pause(this.assignment());
@@ -319,6 +328,7 @@ export class ConfluentClient implements ConsumerClient<ConfluentMessage> {
     await Promise.race([this.#commits.settled, new Promise<void>((resolve) => timer = setTimeout(resolve, Math.max(0, until - Date.now())))]);
     clearTimeout(timer);
     this.#closed = true;
+    await this.#ends.close();
     try {
       await this.#consumer.disconnect(); // its final revoke is ignored: the runner committed already
     } finally {

@@ -64,6 +64,8 @@ export interface ConfluentEachBatchPayload {
     partition: number;
     messages: ConfluentMessage[];
     lastOffset(): string;
+    /** librdkafka's cached high watermark of the partition (from its last fetch), `"-1001"` when unknown. */
+    highWatermark?: string;
   };
   /** Marks the batch consumed up to `offset`: the client then fetches past it. */
   resolveOffset(offset: string): void;
@@ -109,6 +111,18 @@ export interface ConfluentConsumer {
   seek(position: ConfluentTopicPartition & { offset: string }): void;
   /** The current assignment. */
   assignment(): ConfluentTopicPartition[];
+  /** An admin client over the consumer's own connections (connect it after the consumer). */
+  dependentAdmin?(): ConfluentAdmin;
+}
+
+/** The part of Confluent's KafkaJS-compatible admin client the binding uses. */
+export interface ConfluentAdmin {
+  /** Connects (the consumer must be connected). */
+  connect(): Promise<void>;
+  /** Disconnects. */
+  disconnect(): Promise<void>;
+  /** Every partition's offsets of `topic` (ListOffsets latest and earliest; `READ_UNCOMMITTED` by default: `high` is the high watermark). */
+  fetchTopicOffsets(topic: string, options?: { timeout?: number }): Promise<Array<{ partition: number; offset: string; high: string; low: string }>>;
 }
 
 /** A Confluent KafkaJS-compatible producer (from `kafka.producer(config)`). */

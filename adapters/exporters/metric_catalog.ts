@@ -107,6 +107,24 @@ export const PARTITION_GAUGES: readonly PartitionGauge[] = [
     value: (p) => (p.safe === undefined || p.confirmed === undefined ? undefined : p.safe - p.confirmed),
   },
   {
+    name: "partition_end_offset",
+    help: "The partition's log end offset (high watermark) as the client last saw it (absent until seen).",
+    unit: "{offset}",
+    value: (p) => p.endOffset,
+  },
+  {
+    name: "partition_lag",
+    help: "Records behind the log end: end offset - committed offset (before the first commit: - where this assignment began reading).",
+    unit: "{record}",
+    value: (p) => p.lag,
+  },
+  {
+    name: "partition_processing_lag",
+    help: "delivered - safe: offsets fetched and not yet finished in order (part of partition_lag).",
+    unit: "{offset}",
+    value: (p) => p.processingLag,
+  },
+  {
     name: "partition_paused",
     help: "1 while fetching the partition is paused (backpressure or stopped), else 0.",
     unit: "1",
@@ -135,6 +153,13 @@ export const CONSUMER_VALUES: readonly ConsumerValue[] = [
     unit: "{record}",
     counter: false,
     value: (m) => m.retained,
+  },
+  {
+    name: "lag",
+    help: "Sum of partition_lag over this member's partitions whose lag is known.",
+    unit: "{record}",
+    counter: false,
+    value: (m) => m.lag ?? 0, // (a source without the field counts 0)
   },
   {
     name: "completed_total",

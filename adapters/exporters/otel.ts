@@ -9,8 +9,9 @@
  * `partition_retained`, `partition_queued`, `partition_in_flight`,
  * `partition_oldest_pending_age` (seconds), `partition_delivered_offset`,
  * `partition_safe_offset`, `partition_confirmed_offset`, `partition_confirmed_lag`,
+ * `partition_end_offset`, `partition_lag`, `partition_processing_lag`,
  * `partition_paused`, `partition_stopped`; attributes `topic`, `partition`), observable
- * gauges `running` and `retained`, observable counters `completed`, `failures`,
+ * gauges `running`, `retained` and `lag`, observable counters `completed`, `failures`,
  * `retries`, `dead_letters`, `skipped`, `commits`, `commit_failures`, all read from one
  * `metrics()` snapshot per collection (a batch observable callback); and from events a
  * histogram `commit_latency` (seconds) and counters `pauses` (by topic, partition,

@@ -5,8 +5,9 @@
  * At every scrape the gauges and counters are read from one `metrics()` snapshot (nothing
  * runs between scrapes): per topic-partition `pending`, `blocked`, `retained`, `queued`,
  * `in_flight`, `oldest_pending_age_seconds`, the `delivered`, `safe` and `confirmed`
- * offsets, `confirmed_lag` (safe − confirmed), `paused` and `stopped`; per consumer
- * `running`, `retained` and the totals `completed`, `failures`, `retries`,
+ * offsets, `confirmed_lag` (safe − confirmed), `end_offset` (the log end as the client
+ * last saw it), `lag` (log end − committed), `processing_lag` (delivered − safe), `paused`
+ * and `stopped`; per consumer `running`, `retained`, `lag` (the sum) and the totals `completed`, `failures`, `retries`,
  * `dead_letters`, `skipped`, `commits`, `commit_failures`. Four more come from events:
  * `commit_latency_seconds` (histogram of acknowledged commits), `pauses_total` (by
  * topic, partition and reason), `errors_total` (by kind) and `claims_total` (committed

@@ -57,7 +57,8 @@ import { unlessAborted } from "./waits.ts";
 import { batchOffsets } from "../shared/batch_offsets.ts";
 import { checkCorrected, installReadCommitted, type KafkaJSBatchLike } from "./read_committed.ts";
 import { groupByTopic } from "../shared/topic_partitions.ts";
-import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, ProbeResult, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, ProbeResult, TopicPartition } from "../../core/consumer/client.ts";
+import { endOffsetOf, endOffsetsByTopic } from "../shared/end_offsets.ts";
 import { probeSeedBrokers } from "./probe.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
@@ -105,6 +106,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly #deadLetterTopics: readonly string[];
   /** One direct attempt to each seed broker; present only when the KafkaJS client was given. */
   readonly probe?: () => Promise<ProbeResult>;
+  /** The log end offsets of paused partitions (admin `fetchTopicOffsets`); present only when the KafkaJS client was given. */
+  readonly endOffsets?: (partitions: readonly TopicPartition[]) => Promise<readonly EndOffset[]>;
   /** Produces a dead letter; present only when a dead-letter producer was given. */
   readonly deadLetter?: (message: KafkaMessage, info: DeadLetterInfo) => Promise<void>;
 
@@ -147,6 +150,10 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     this.#kafka = options.kafka;
     const seeds = options.probe ?? options.kafka;
     if (seeds !== undefined) this.probe = () => probeSeedBrokers(seeds);
+    // Paused partitions' log ends (no fetch reports them): the admin client's ListOffsets, at the commit interval.
+    if (options.kafka !== undefined) {
+      this.endOffsets = (partitions) => this.#admin ? endOffsetsByTopic(partitions, (t) => this.#admin!.fetchTopicOffsets(t)) : Promise.resolve([]);
+    }
     this.#topics = topics;
     this.#fromBeginning = options.fromBeginning ?? false;
     const outage = this.#outage = new KafkaJSOutage({
@@ -255,6 +262,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
           messages,
           offsets,
           next: Number(last) + 1,
+          endOffset: endOffsetOf(batch.highWatermark),
         });
         // Moves only the fetch cursor (autoCommit is off). Not taken: fetched again later.
         if (taken) resolveOffset(last);

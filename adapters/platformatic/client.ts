@@ -30,7 +30,7 @@
  * @module
  */
 import type { Buffer } from "node:buffer";
-import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, TopicPartition } from "../../core/consumer/client.ts";
 import { ClusterRefusedError, describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";
@@ -242,6 +242,11 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
 
   commit(offsets: readonly CommitOffset[]): Promise<void> {
     return this.#commits.commit(offsets);
+  }
+
+  /** Paused partitions' log end offsets (the fetcher's `listOffsets`), for the lag in `metrics()`. */
+  endOffsets(partitions: readonly TopicPartition[]): Promise<readonly EndOffset[]> {
+    return this.#fetcher && !this.#closed ? this.#fetcher.endOffsets(partitions) : Promise.resolve([]);
   }
 
   stopFetching(): void {

@@ -14,7 +14,9 @@
  */
 import type { Buffer } from "node:buffer";
 import { ConnectionPool, kOptions } from "@platformatic/kafka";
-import type { ClientSink, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, EndOffset, TopicPartition } from "../../core/consumer/client.ts";
+import { endOffsetOf } from "../shared/end_offsets.ts";
+import { groupByTopic } from "../shared/topic_partitions.ts";
 import { assembleBatch, type RawBatch, type RawRecord } from "./batch_assembly.ts";
 import { brokersOf, hasApiId } from "./errors.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
@@ -263,6 +265,7 @@ export class Fetcher {
       this.#unreachable = false;
       this.#sink.available();
     }
+    const ends: EndOffset[] = [];
     for (const t of response.responses) {
       const topic = names.get(t.topicId);
       if (topic === undefined) continue;
@@ -272,6 +275,9 @@ export class Fetcher {
         // A revoke, a new assignment or a re-fetch since the request: this answer is stale.
         if (!r || !p || p !== r.p || p.assignment !== r.assignment || p.position !== r.position) continue;
         const partition = part.partitionIndex;
+        // Every partition's answer carries its high watermark, one without records too (the lag in metrics()).
+        const endOffset = endOffsetOf(part.highWatermark);
+        if (endOffset !== undefined) ends.push({ topic, partition, endOffset });
         const batch = assembleBatch(
           topic,
           partition,
@@ -286,6 +292,29 @@ export class Fetcher {
         if (this.#sink.deliver(batch)) p.position = batch.next;
       }
     }
+    if (ends.length > 0) this.#sink.endOffsets?.(ends);
+  }
+
+  /**
+   * The log end offsets (high watermarks) of `partitions`, for those no fetch reports
+   * (paused): one ListOffsets per leader through the client's `listOffsets`.
+   */
+  async endOffsets(partitions: readonly TopicPartition[]): Promise<EndOffset[]> {
+    const grouped = groupByTopic(partitions);
+    const offsets = await this.#consumer.listOffsets({
+      topics: grouped.map((g) => g.topic),
+      partitions: Object.fromEntries(grouped.map((g) => [g.topic, g.partitions])),
+      isolationLevel: 0, // the high watermark, as a fetch reports it
+    });
+    const out: EndOffset[] = [];
+    for (const { topic, partitions: asked } of grouped) {
+      const list = offsets.get(topic);
+      for (const partition of asked) {
+        const endOffset = endOffsetOf(list?.[partition]);
+        if (endOffset !== undefined) out.push({ topic, partition, endOffset });
+      }
+    }
+    return out;
   }
 
   /** An OFFSET_OUT_OF_RANGE answer: those partitions restart at the log start (or end) the answer names. */

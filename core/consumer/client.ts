@@ -30,6 +30,18 @@ export interface DeliveredBatch<M> {
    * aborted messages the client filtered out (KafkaJS: `batch.lastOffset() + 1`).
    */
   readonly next: number;
+  /**
+   * Optional: the partition's log end offset (high watermark) as the fetch that brought
+   * this batch saw it (KafkaJS `batch.highWatermark`). The lag in `metrics()` reads it;
+   * omit it when the client did not say.
+   */
+  readonly endOffset?: number;
+}
+
+/** A partition's log end offset (high watermark) as the client saw it. */
+export interface EndOffset extends TopicPartition {
+  /** The offset the next record produced to the partition will get. */
+  readonly endOffset: number;
 }
 
 /** One partition's commit as sent to the broker. */
@@ -119,6 +131,13 @@ export interface ClientSink<M> {
    * is delivered again after a resume or reassignment.
    */
   deliver(batch: DeliveredBatch<M>): boolean;
+  /**
+   * Log end offsets the client saw outside a delivered batch (a fetch that brought no
+   * records still carries its partitions' high watermarks), for the lag in `metrics()`.
+   * Partitions not assigned are ignored.
+   * @throws {InvalidOffsetError} for an end offset that is not an integer in [0, 2^53)
+   */
+  endOffsets?(ends: readonly EndOffset[]): void;
   /** The client failed for good (it will not deliver or commit again). */
   failed(error: unknown): void;
   /**
@@ -208,4 +227,12 @@ export interface ConsumerClient<M> {
    * brokers and a cause. Must settle within a few seconds and leave nothing running.
    */
   probe?(): Promise<ProbeResult>;
+  /**
+   * Optional: the log end offsets (high watermarks) of these partitions, asked of the
+   * cluster with the client's own offset query. The runner calls it at the commit interval,
+   * one call at a time, only for partitions no fetch reports now (paused, or whose log end
+   * it has not seen yet), so that their lag in `metrics()` still grows as records are
+   * produced. A rejection changes nothing.
+   */
+  endOffsets?(partitions: readonly TopicPartition[]): Promise<readonly EndOffset[]>;
 }

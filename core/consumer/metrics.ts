@@ -42,6 +42,28 @@ export interface PartitionMetrics extends TopicPartition {
   safe: number | undefined;
   /** The last offset the broker acknowledged for this assignment. */
   confirmed: number | undefined;
+  /**
+   * The partition's log end offset (high watermark: the offset the next record produced
+   * to it gets) as the client last saw it: from its fetches, and for a partition no fetch
+   * reports (paused) from the client's offset query at the commit interval, where the
+   * binding has one. `undefined` until seen in this assignment.
+   */
+  endOffset: number | undefined;
+  /**
+   * Records behind the log end: `endOffset − confirmed` (what Kafka's tools call the
+   * consumer group lag), never below 0. Before this assignment's first acknowledged commit
+   * it is measured from the group's committed offset as read at assignment, else from where
+   * the assignment began reading (where the reset policy placed it). `undefined` while
+   * `endOffset` is, or while none of those is known.
+   */
+  lag: number | undefined;
+  /**
+   * The part of `lag` delivered but not yet behind the safe position: `delivered − safe`
+   * (offsets, gaps included), records fetched and not yet finished in order. Together with
+   * `safe − confirmed` (finished, not yet committed) and `endOffset − delivered` (not yet
+   * fetched) it makes up `lag`. `undefined` before the first delivery.
+   */
+  processingLag: number | undefined;
   /** Latency of the last acknowledged commit that carried this partition. */
   lastCommitLatencyMs: number | undefined;
 }
@@ -54,6 +76,8 @@ export interface ConsumerMetrics {
   running: number;
   /** Entries retained over all partitions. */
   retained: number;
+  /** The sum of the partitions' `lag` (those whose lag is known): records this member is behind the log end. */
+  lag: number;
   /** Records completed (handler succeeded or dead letter acknowledged) since start. */
   completed: number;
   /** Records delivered again that an earlier owner's commit had claimed finished: completed without running the handler. */

@@ -50,6 +50,7 @@ import { drainAndClose } from "./shutdown.ts";
 import { Narrator, resolveLogger } from "./logger.ts";
 import { CommitTally, snapshot } from "./snapshot.ts";
 import { StallGuard } from "./stall.ts";
+import { LogEnds } from "./log_end.ts";
 import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
 import { UserPause } from "./user_pause.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
@@ -96,6 +97,7 @@ export class ParallelConsumer<M> {
   readonly #signal: AbortSignal | undefined;
   readonly #watch: ClusterWatch;
   readonly #stall: StallGuard;
+  readonly #ends: LogEnds<M>;
   readonly #tx: ExactlyOnce<M> | undefined;
   readonly #records: RecordRunner<M>;
   readonly #delivery: Delivery<M>;
@@ -250,6 +252,7 @@ export class ParallelConsumer<M> {
         ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keyOf: orderKey, keys: orderKey && (client as KeyReader<M>) }) }
         : {}),
     });
+    this.#ends = new LogEnds<M>({ dispatcher, client, life, intervalMs: options.commit?.intervalMs ?? 1_000 });
     this.#rebalance = new Rebalance<M>({ dispatcher, frontier, scheduler, claims, stall, life, tx, completedSets, drainMs });
     this.#signal = options.signal;
     this.done = new Promise<void>((resolve, reject) => {
@@ -289,10 +292,14 @@ export class ParallelConsumer<M> {
     const rebalance = this.#rebalance;
     const delivery = this.#delivery;
     const sink: ClientSink<M> = {
-      assigned: (partitions, committed, incremental) => rebalance.assigned(partitions, committed, incremental === true),
+      assigned: (partitions, committed, incremental) => {
+        rebalance.assigned(partitions, committed, incremental === true);
+        if (committed) this.#ends.committedRead(partitions, committed);
+      },
       revoking: (partitions, options) => rebalance.revoking(partitions, options?.awaited !== false),
       lost: (partitions) => rebalance.lost(partitions),
-      deliver: (batch) => delivery.deliver(batch),
+      deliver: (batch) => (batch.endOffset === undefined || this.#ends.seen(batch.topic, batch.partition, batch.endOffset), delivery.deliver(batch)),
+      endOffsets: (ends) => this.#ends.seenAll(ends),
       failed: (error) => this.#failed(error),
       unavailable: (error, brokers) => {
         this.#stall.unreachable(); // what finishes during an outage cannot be committed: start no more of it
@@ -308,6 +315,7 @@ export class ParallelConsumer<M> {
     this.#scheduler.start();
     this.#watch.connecting();
     this.#stall.start();
+    this.#ends.start();
     this.#stuck?.start();
     if (this.#signal) {
       // Listened to from here on: an abort while the start waits for the cluster ends it.
@@ -341,6 +349,7 @@ export class ParallelConsumer<M> {
     const life = this.#life;
     if (life.state === "stopped" || life.state === "failed") return;
     life.state = "stopping";
+    this.#ends.stop();
     this.#stopWaiting.abort(new Error("the consumer is shutting down"));
     this.#signal?.removeEventListener("abort", this.#onAbort!);
     await drainAndClose({
@@ -398,6 +407,7 @@ export class ParallelConsumer<M> {
       commits: this.#commits,
       tx: this.#tx,
       watch: this.#watch,
+      ends: this.#ends,
     });
   }
 
@@ -409,6 +419,7 @@ export class ParallelConsumer<M> {
     this.#stopWaiting.abort(error);
     this.#watch.close();
     this.#stall.stop();
+    this.#ends.stop();
     this.#stuck?.stop();
     this.#events.emit("error", { kind: "client", error });
     this.#scheduler.halt();

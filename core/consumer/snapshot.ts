@@ -12,6 +12,7 @@ import type { ExactlyOnce } from "./exactly_once.ts";
 import type { ConsumerMetrics, PartitionMetrics } from "./metrics.ts";
 import type { RecordRunner } from "./record_runner.ts";
 import type { Frontier } from "../tracker/frontier.ts";
+import { lagOf, type LogEnds } from "./log_end.ts";
 
 /** Counters of acknowledged and failed commits. */
 export class CommitTally {
@@ -52,6 +53,8 @@ export interface SnapshotInputs<M> {
   readonly tx: ExactlyOnce<M> | undefined;
   /** Cluster availability. */
   readonly watch: ClusterWatch;
+  /** The partitions' log end offsets as last seen. */
+  readonly ends: LogEnds<M>;
 }
 
 /** A snapshot per partition of the current assignment and totals. */
@@ -59,10 +62,15 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
   const { dispatcher, frontier, records: r, commits: c, tx } = inputs;
   const partitions: PartitionMetrics[] = [];
   const now = Date.now();
+  let lag = 0;
   for (const lane of dispatcher.lanes()) {
     const t = lane.tracker;
     if (t.revoked) continue;
     const s = t.stats();
+    const confirmed = frontier.positions(lane.topic, lane.partition)?.confirmed;
+    const endOffset = inputs.ends.of(lane);
+    const behind = lagOf(endOffset, confirmed, inputs.ends.readAt(lane) ?? t.origin);
+    if (behind !== undefined) lag += behind;
     partitions.push({
       topic: lane.topic,
       partition: lane.partition,
@@ -79,7 +87,10 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
       oldestPendingAgeMs: s.oldestPendingAgeMs,
       delivered: s.delivered,
       safe: s.safe,
-      confirmed: frontier.positions(lane.topic, lane.partition)?.confirmed,
+      confirmed,
+      endOffset,
+      lag: behind,
+      processingLag: s.delivered === undefined || s.safe === undefined ? undefined : s.delivered - s.safe,
       lastCommitLatencyMs: lane.lastCommitLatencyMs,
     });
   }
@@ -87,6 +98,7 @@ export function snapshot<M>(inputs: SnapshotInputs<M>): ConsumerMetrics {
     partitions,
     running: dispatcher.running,
     retained: partitions.reduce((n, p) => n + p.retained, 0),
+    lag,
     completed: r.completed,
     skipped: r.skipped,
     pausedByUser: inputs.pausedByUser,

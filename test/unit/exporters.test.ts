@@ -44,6 +44,7 @@ async function drive(consumer: ParallelConsumer<Msg>, client: MemoryClient): Pro
   client.sink.assigned([{ topic: "t", partition: 0 }, { topic: "t", partition: 1 }]);
   client.deliver("t", 0, range(0, 10));
   client.deliver("t", 1, range(100, 5));
+  client.sink.endOffsets!([{ topic: "t", partition: 0, endOffset: 30 }, { topic: "t", partition: 1, endOffset: 120 }]);
   await until(() => {
     const m = consumer.metrics();
     const [p0, p1] = m.partitions;
@@ -75,6 +76,13 @@ describe("Prometheus exporter (prom-client)", () => {
     assert.equal(sample(text, "offset_frontier_partition_confirmed_offset", l(0)), 10);
     assert.equal(sample(text, "offset_frontier_partition_confirmed_lag", l(0)), 0);
     assert.equal(sample(text, "offset_frontier_partition_pending", l(0)), 0);
+    // Lag: t/0 ends at 30, committed 10; t/1 ends at 120, read from 100 (committed or not), safe 100, delivered 105.
+    assert.equal(sample(text, "offset_frontier_partition_end_offset", l(0)), 30);
+    assert.equal(sample(text, "offset_frontier_partition_lag", l(0)), 20);
+    assert.equal(sample(text, "offset_frontier_partition_lag", l(1)), 20);
+    assert.equal(sample(text, "offset_frontier_partition_processing_lag", l(1)), 5);
+    assert.equal(sample(text, "offset_frontier_lag", 'service="orders"'), 40);
+    assert.match(text, /# TYPE offset_frontier_partition_lag gauge/);
     assert.equal(sample(text, "offset_frontier_partition_safe_offset", l(1)), p1.safe);
     assert.equal(p1.safe, 100);
     assert.equal(sample(text, "offset_frontier_partition_pending", l(1)), 1);
@@ -229,6 +237,11 @@ describe("OpenTelemetry exporter (@opentelemetry/api + sdk-metrics)", () => {
     assert.equal(valueAt(rm, "offset_frontier.partition_safe_offset", at(0)), 10);
     assert.equal(valueAt(rm, "offset_frontier.partition_confirmed_offset", at(0)), 10);
     assert.equal(valueAt(rm, "offset_frontier.partition_confirmed_lag", at(0)), 0);
+    assert.equal(valueAt(rm, "offset_frontier.partition_end_offset", at(1)), 120);
+    assert.equal(valueAt(rm, "offset_frontier.partition_lag", at(0)), 20);
+    assert.equal(valueAt(rm, "offset_frontier.partition_lag", at(1)), 20);
+    assert.equal(valueAt(rm, "offset_frontier.partition_processing_lag", at(1)), 5);
+    assert.equal(valueAt(rm, "offset_frontier.lag", { service: "orders" }), 40);
     assert.equal(valueAt(rm, "offset_frontier.partition_safe_offset", at(1)), 100);
     assert.equal(valueAt(rm, "offset_frontier.partition_pending", at(1)), 1);
     assert.equal(valueAt(rm, "offset_frontier.partition_blocked", at(1)), 4);
