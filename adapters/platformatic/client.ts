@@ -78,6 +78,7 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
   #closed = false;
   #stopped = false;
   #unreachable = false;
+  #reached = false; // the cluster answered once: the runner was told (a clean first join must end its "connecting")
   #removers: Array<() => void> = [];
   #rejoinTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #transactional: boolean;
@@ -308,7 +309,8 @@ export class PlatformaticClient implements ConsumerClient<PlatformaticMessage> {
   }
 
   #available(): void {
-    if (!this.#unreachable) return;
+    if (!this.#unreachable && this.#reached) return;
+    this.#reached = true;
     this.#unreachable = false;
     this.#sink?.available();
   }

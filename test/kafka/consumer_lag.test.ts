@@ -19,7 +19,7 @@ import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "
 import { registerPrometheus } from "../../adapters/exporters/prometheus.ts";
 import { registerOpenTelemetry } from "../../adapters/exporters/otel.ts";
 import { bindings } from "./bindings.ts";
-import { sleep, unique } from "./helpers.ts";
+import { sleep, unique, waitFor } from "./helpers.ts";
 
 /** A pull reader: `collect()` on demand. */
 class PullReader extends MetricReader {
@@ -131,7 +131,13 @@ for (const binding of bindings()) test(`lag (${binding.name}): metrics() and bot
     const lagOf = () => consumer.metrics().partitions.map((p) => p.lag);
 
     try {
+      hold(); // nothing finishes, so nothing is committed, until the probe's state is read
       await consumer.start();
+      await waitFor(() => started > 0, 20_000, "a record to start");
+      // What a readiness probe reads (docs/metrics.md#health-probes): a start that never failed is
+      // `available` once joined, before any commit (an idle topic may never see one).
+      assert.equal(consumer.metrics().cluster.state, "available", "the cluster state after a clean first join");
+      open();
       // Caught up: every record ran and was committed, the lag is 0 everywhere.
       await agree("caught up");
       assert.equal(seen.size, 60);
