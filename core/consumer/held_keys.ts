@@ -25,6 +25,7 @@ export interface KeyHolder {
 export class HeldKeys<W extends KeyHolder> {
   readonly #same: (a: W, b: W) => boolean;
   #bits = 4;
+  #shift = 28; // 32 - #bits: a hash's home slot is its top #bits bits after the Fibonacci multiply
   #mask = 15;
   #slots: (W | undefined)[] = new Array<W | undefined>(16).fill(undefined);
   #hashes = new Int32Array(16);
@@ -49,7 +50,7 @@ export class HeldKeys<W extends KeyHolder> {
   }
 
   #home(h: number): number {
-    return Math.imul(h, 0x9e3779b1) >>> (32 - this.#bits);
+    return Math.imul(h, 0x9e3779b1) >>> this.#shift;
   }
 
   /** The record holding the key of `w` (maybe `w` itself), if any. */
@@ -65,7 +66,7 @@ export class HeldKeys<W extends KeyHolder> {
   /** The slot of `w`, or -1. */
   #slotOf(w: W): number {
     const slots = this.#slots, mask = this.#mask;
-    for (let i = this.#home(w.keyHash);; i = (i + 1) & mask) {
+    for (let i = Math.imul(w.keyHash, 0x9e3779b1) >>> this.#shift;; i = (i + 1) & mask) {
       const x = slots[i];
       if (x === w) return i;
       if (x === undefined) return -1;
@@ -77,17 +78,17 @@ export class HeldKeys<W extends KeyHolder> {
    * that holds it (`w` takes nothing). One probe run for both.
    */
   take(w: W): W | undefined {
-    if ((this.#size + 1) * 2 > this.#slots.length) this.#grow();
     const slots = this.#slots, hashes = this.#hashes, mask = this.#mask, h = w.keyHash;
-    let i = this.#home(h);
-    for (;; i = (i + 1) & mask) {
-      const x = slots[i];
-      if (x === undefined) break;
-      if (hashes[i] === h && (x === w || this.#same(x, w))) return x;
+    let i = Math.imul(h, 0x9e3779b1) >>> this.#shift;
+    for (let x = slots[i]; x !== undefined; x = slots[i = (i + 1) & mask]) {
+      if (hashes[i] === h && this.#same(x, w)) return x;
     }
-    slots[i] = w;
-    hashes[i] = h;
-    this.#size++;
+    if ((this.#size + 1) * 2 > slots.length) this.add(w);
+    else {
+      slots[i] = w;
+      hashes[i] = h;
+      this.#size++;
+    }
     return undefined;
   }
 
@@ -116,13 +117,13 @@ export class HeldKeys<W extends KeyHolder> {
 
   /** `w` gives up its key, if it holds it. Whether it did. */
   delete(w: W): boolean {
-    let i = this.#slotOf(w);
-    if (i < 0) return false;
-    const slots = this.#slots, hashes = this.#hashes, mask = this.#mask;
+    const slots = this.#slots, hashes = this.#hashes, mask = this.#mask, shift = this.#shift;
+    let i = Math.imul(w.keyHash, 0x9e3779b1) >>> shift;
+    for (let x = slots[i]; x !== w; x = slots[i = (i + 1) & mask]) if (x === undefined) return false;
     // Backward shift: each later entry of the probe run moves into the hole unless its
     // home lies cyclically after the hole and at or before its own slot.
     for (let j = (i + 1) & mask; slots[j] !== undefined; j = (j + 1) & mask) {
-      const home = this.#home(hashes[j]);
+      const home = Math.imul(hashes[j], 0x9e3779b1) >>> shift;
       if (i < j ? home > i && home <= j : home > i || home <= j) continue;
       slots[i] = slots[j];
       hashes[i] = hashes[j];
@@ -148,6 +149,7 @@ export class HeldKeys<W extends KeyHolder> {
   #grow(): void {
     const old = this.#slots;
     this.#bits++;
+    this.#shift = 32 - this.#bits;
     this.#mask = (1 << this.#bits) - 1;
     this.#slots = new Array<W | undefined>(1 << this.#bits).fill(undefined);
     this.#hashes = new Int32Array(1 << this.#bits);
