@@ -206,10 +206,11 @@ export interface ConsumerClient<M> {
   keyOf?(message: M): string | undefined;
   /**
    * Optional, beside {@link keyOf}: a 32-bit hash of the record's key, equal for records
-   * whose `keyOf` keys are equal, `undefined` exactly when `keyOf` is. The batch handler's
-   * check that a batch holds no key twice (`key` ordering) reads it instead of `keyOf`, so
-   * that a binding whose keys are bytes makes no string per record (the check compares the
-   * keys themselves only when two hashes are equal). Without it the check hashes `keyOf`.
+   * whose `keyOf` keys are equal, `undefined` exactly when `keyOf` is. Under `key` ordering
+   * the dispatcher's keys in flight and the batch handler's check that a batch holds no key
+   * twice read it instead of `keyOf`, so that a binding whose keys are bytes makes no string
+   * per record (both compare the keys themselves, through `keyOf`, only when two hashes are
+   * equal). Without it they hash `keyOf`'s string.
    */
   keyHashOf?(message: M): number | undefined;
   /** Produces the record to the dead-letter topic; resolves only when the broker acknowledged. */

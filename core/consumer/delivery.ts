@@ -37,8 +37,6 @@ export interface DeliveryInputs<M> {
   readonly records: RecordRunner<M>;
   /** Batches are taken only while the consumer is live. */
   readonly life: ConsumerLife;
-  /** The ordering key of a record (`key` ordering only). */
-  readonly keyOf: ((message: M) => string | undefined) | undefined;
   /** Whether records may start directly: not in exactly-once mode (its handlers need their staged context). */
   readonly direct: boolean;
   /** The batch handler's direct start, when records may start directly in batches. */
@@ -53,7 +51,7 @@ export class Delivery<M> {
   readonly #client: Pick<ConsumerClient<M>, "pause">;
   readonly #records: RecordRunner<M>;
   readonly #life: ConsumerLife;
-  readonly #keyOf: ((message: M) => string | undefined) | undefined;
+  readonly #keyed: boolean; // records have keys (key ordering): their Works get their key hashes
   readonly #direct: boolean;
   readonly #directBatches: DirectBatches<M> | undefined;
   #inDirect = false; // #runDirect is on the stack
@@ -69,7 +67,7 @@ export class Delivery<M> {
     this.#client = inputs.client;
     this.#records = inputs.records;
     this.#life = inputs.life;
-    this.#keyOf = inputs.keyOf;
+    this.#keyed = inputs.dispatcher.keyed;
     this.#direct = inputs.direct;
     this.#directBatches = inputs.directBatches;
   }
@@ -127,10 +125,11 @@ export class Delivery<M> {
           : 0;
         if (from < count && lane.state === "active") {
           const works = new Array<Work<M, Lane<M>>>(count - from);
-          const keyOf = this.#keyOf;
+          const d = this.#dispatcher;
+          const keyed = this.#keyed;
           for (let i = from; i < count; i++) {
             const m = messages[i];
-            works[i - from] = new Work(lane, m, offsets[i], first + i, keyOf ? keyOf(m) : undefined);
+            works[i - from] = new Work(lane, m, offsets[i], first + i, keyed ? d.keyHash(m) : -1);
           }
           this.#dispatcher.enqueue(lane, works);
         }
@@ -153,7 +152,8 @@ export class Delivery<M> {
     first: number,
   ): void {
     const works: Work<M, Lane<M>>[] = [];
-    const keyOf = this.#keyOf;
+    const d = this.#dispatcher;
+    const keyed = this.#keyed;
     const tracker = lane.tracker;
     let advanced = false;
     for (let i = 0; i < offsets.length; i++) {
@@ -163,10 +163,10 @@ export class Delivery<M> {
         if (tracker.complete(first + i) === Completion.Advanced) advanced = true;
       } else {
         const m = messages[i];
-        works.push(new Work(lane, m, o, first + i, keyOf ? keyOf(m) : undefined));
+        works.push(new Work(lane, m, o, first + i, keyed ? d.keyHash(m) : -1));
       }
     }
-    if (works.length > 0) this.#dispatcher.enqueue(lane, works);
+    if (works.length > 0) d.enqueue(lane, works);
     if (advanced) this.#scheduler.notify();
   }
 
@@ -211,11 +211,11 @@ export class Delivery<M> {
         result = handler(m, new DirectContext<M>(lane, offset));
       } catch (error) {
         k = this.#completeDirect(lane, done, k);
-        records.attemptFailed(d.keepDirect(lane, m, offset, handle, this.#keyOf?.(m)), error);
+        records.attemptFailed(d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1), error);
         continue;
       }
       if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
-        const work = d.keepDirect(lane, m, offset, handle, this.#keyOf?.(m));
+        const work = d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1);
         (result as PromiseLike<unknown>).then(
           () => records.attemptOk(work),
           (error: unknown) => records.attemptFailed(work, error),

@@ -36,8 +36,6 @@ export interface DirectBatchInputs<M> {
   readonly records: RecordRunner<M>;
   /** Told when the safe position moved. */
   readonly scheduler: CommitScheduler;
-  /** The ordering key of a record (`key` ordering only). */
-  readonly keyOf: ((message: M) => string | undefined) | undefined;
   /** Where the no-key-twice check reads keys and their hashes (`key` ordering only): the client. */
   readonly keys: KeyReader<M> | undefined;
 }
@@ -72,7 +70,8 @@ export class DirectBatches<M> {
   }
 
   #loop(lane: Lane<M>, messages: readonly M[], offsets: ArrayLike<number>, first: number, count: number): number {
-    const { collector, dispatcher: d, keyOf } = this.#in;
+    const { collector, dispatcher: d } = this.#in;
+    const keyed = d.keyed;
     const distinct = this.#distinct;
     const { maxRecords: n, handler } = collector.options;
     let i = 0;
@@ -84,7 +83,7 @@ export class DirectBatches<M> {
       const works = new Array<Work<M, Lane<M>>>(i);
       for (let j = 0; j < i; j++) {
         const m = messages[j];
-        works[j] = new Work<M, Lane<M>>(lane, m, offsets[j], first + j, keyOf?.(m));
+        works[j] = new Work<M, Lane<M>>(lane, m, offsets[j], first + j, keyed ? d.keyHash(m) : -1);
       }
       d.enqueue(lane, works);
       d.pump();
@@ -127,11 +126,11 @@ export class DirectBatches<M> {
   /** The records `from .. from + n` of a batch run here, as in-flight Works (they take their keys): for a failure or a later settling. */
   #works(lane: Lane<M>, messages: readonly M[], offsets: ArrayLike<number>, first: number, from: number, n: number): Work<M, Lane<M>>[] {
     const d = this.#in.dispatcher;
-    const keyOf = this.#in.keyOf;
+    const keyed = d.keyed;
     const ws = new Array<Work<M, Lane<M>>>(n);
     for (let j = 0; j < n; j++) {
       const m = messages[from + j];
-      ws[j] = d.keepDirect(lane, m, offsets[from + j], first + from + j, keyOf?.(m));
+      ws[j] = d.keepDirect(lane, m, offsets[from + j], first + from + j, keyed ? d.keyHash(m) : -1);
     }
     return ws;
   }

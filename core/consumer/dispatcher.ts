@@ -14,7 +14,9 @@
 import type { Handle, Tracker } from "../tracker/tracker.ts";
 import { type DispatchOptions, resolveDispatchOptions, type ResolvedDispatchOptions } from "./dispatch_options.ts";
 import { Backpressure } from "./backpressure.ts";
+import { hashString, type KeyReader } from "./distinct_keys.ts";
 import { Lane } from "./lane.ts";
+import { handOn, takeReady } from "./key_chains.ts";
 import { abandonWork, drainLeft, stopLane, waitWithin } from "./lane_drain.ts";
 import { Work } from "./work.ts";
 
@@ -37,6 +39,12 @@ export interface DispatchHooks<M> {
   added?(lane: Lane<M>): void;
   /** The rate limit (`rateLimit`): every attempt needs its `ready()`, then takes a token with `took()`. */
   readonly gate?: { ready(): boolean; took(): void; stop(): void };
+  /**
+   * `key` ordering: where records' keys are read (the client): {@link Dispatcher.keyHash}
+   * from its `keyHashOf` when it has one, else from `keyOf`; the keys themselves only when
+   * two records' hashes are equal. Without it no record has a key.
+   */
+  readonly keys?: KeyReader<M>;
 }
 
 /**
@@ -52,7 +60,7 @@ export interface DispatchHooks<M> {
  * });
  * const lane = d.addLane("t", 0, new Tracker({ engine: "js" }));
  * const h = lane.tracker.register([0, 1], 2);
- * d.enqueue(lane, [new Work(lane, "a", 0, h, undefined), new Work(lane, "b", 1, h + 1, undefined)]);
+ * d.enqueue(lane, [new Work(lane, "a", 0, h, -1), new Work(lane, "b", 1, h + 1, -1)]);
  * d.pump();
  * ```
  */
@@ -67,6 +75,12 @@ export class Dispatcher<M> {
   readonly #backpressure: Backpressure<M>;
   #pumping = false;
   #halted = false;
+  readonly #keys: KeyReader<M> | undefined;
+  readonly #hashed: boolean;
+  readonly #same = (a: Work<M, Lane<M>>, b: Work<M, Lane<M>>): boolean => {
+    const keys = this.#keys!;
+    return (a.key ??= keys.keyOf(a.message)) === (b.key ??= keys.keyOf(b.message));
+  };
 
   /**
    * A dispatcher with no lanes yet.
@@ -77,7 +91,30 @@ export class Dispatcher<M> {
   constructor(options: DispatchOptions, hooks: DispatchHooks<M>) {
     this.options = resolveDispatchOptions(options);
     this.#hooks = hooks;
+    this.#keys = this.options.ordering === "key" ? hooks.keys : undefined;
+    this.#hashed = typeof this.#keys?.keyHashOf === "function";
     this.#backpressure = new Backpressure<M>(this.options, () => this.#order, hooks);
+  }
+
+  /**
+   * A record's key hash for its {@link Work} (`keyHash`): an integer in [0, 2^30), equal for
+   * equal keys; -1 for a record without a key, and for every record unless the ordering is
+   * `key` and {@link DispatchHooks.keys} is given.
+   */
+  keyHash(message: M): number {
+    const keys = this.#keys;
+    if (keys === undefined) return -1;
+    if (this.#hashed) {
+      const h = keys.keyHashOf!(message);
+      return h === undefined ? -1 : h & 0x3fffffff;
+    }
+    const k = keys.keyOf(message);
+    return k === undefined ? -1 : hashString(k) & 0x3fffffff;
+  }
+
+  /** Whether records have keys ({@link keyHash} is worth calling): `key` ordering with {@link DispatchHooks.keys}. */
+  get keyed(): boolean {
+    return this.#keys !== undefined;
   }
 
   /** Handler calls running now. */
@@ -106,7 +143,7 @@ export class Dispatcher<M> {
     if (!byPartition) this.#lanes.set(topic, byPartition = new Map());
     const old = byPartition.get(partition);
     if (old) this.removeLane(old);
-    const lane = new Lane<M>(topic, partition, tracker);
+    const lane = new Lane<M>(topic, partition, tracker, this.#same);
     this.#hooks.recordSignal?.(lane.controller.signal);
     byPartition.set(partition, lane);
     this.#order.push(lane);
@@ -143,27 +180,12 @@ export class Dispatcher<M> {
     return stopLane(lane, state, until, keepBelowStarted, this.options.ordering);
   }
 
-  /** Queues a batch's records (already registered in the lane's tracker), honouring the ordering. */
+  /**
+   * Queues a batch's records (already registered in the lane's tracker), in delivery order.
+   * Under `key` ordering their keys are looked at only when the dispatcher reaches them.
+   */
   enqueue(lane: Lane<M>, works: readonly Work<M, Lane<M>>[]): void {
-    if (this.options.ordering !== "key") {
-      for (let i = 0; i < works.length; i++) lane.ready.push(works[i]);
-      return;
-    }
-    const keys = lane.keys;
-    for (let i = 0; i < works.length; i++) {
-      const w = works[i];
-      const k = w.key;
-      if (k === undefined) {
-        lane.ready.push(w);
-        continue;
-      }
-      const rest = keys.get(k);
-      if (rest) rest.push(w);
-      else {
-        keys.set(k, []);
-        lane.ready.push(w);
-      }
-    }
+    lane.ready.pushAll(works);
   }
 
   /** Starts records while workers are free and some partition has a runnable record. */
@@ -275,16 +297,13 @@ export class Dispatcher<M> {
   /**
    * A directly started record is still in flight after its handler call returned (a promise,
    * or a failed attempt to retry): its {@link Work} (its first attempt counted), which under
-   * `key` ordering takes `key`, so that later records of that key queue behind it, as if it
-   * had come through {@link enqueue}.
+   * `key` ordering takes its key (`keyHash`, from {@link keyHash}), so that later records of
+   * that key wait behind it, as if it had come through {@link enqueue}.
    */
-  keepDirect(lane: Lane<M>, message: M, offset: number, handle: Handle, key: string | undefined): Work<M, Lane<M>> {
-    const work = new Work<M, Lane<M>>(lane, message, offset, handle, undefined);
+  keepDirect(lane: Lane<M>, message: M, offset: number, handle: Handle, keyHash: number): Work<M, Lane<M>> {
+    const work = new Work<M, Lane<M>>(lane, message, offset, handle, keyHash);
     work.attempt = 1;
-    if (key !== undefined && this.options.ordering === "key") {
-      work.key = key;
-      lane.keys.set(key, []);
-    }
+    if (keyHash >= 0) lane.keys.add(work);
     return work;
   }
 
@@ -298,6 +317,7 @@ export class Dispatcher<M> {
     const order = this.#order;
     const n = order.length;
     const perLane = this.options.maxInFlightPerPartition;
+    const byKey = this.options.ordering === "key";
     for (let i = 0; i < n; i++) {
       const idx = (this.#cursor + i) % n;
       const lane = order[idx];
@@ -305,7 +325,7 @@ export class Dispatcher<M> {
       let w = lane.retry.shift();
       if (w === undefined) {
         if (lane.inFlight >= perLane) continue;
-        w = lane.ready.shift();
+        w = byKey ? lane.unblocked.shift() ?? takeReady(lane) : lane.ready.shift();
         if (w === undefined) continue;
         lane.inFlight++;
         if (w.offset > lane.maxStarted) lane.maxStarted = w.offset;
@@ -375,20 +395,48 @@ export class Dispatcher<M> {
     return drainLeft(lane);
   }
 
-  /** The record is done (completed or dead-lettered) or abandoned: frees its in-flight slot and its key. */
+  /**
+   * The record is done (completed or dead-lettered): frees its in-flight slot and its key,
+   * which passes to the next record of the key set aside behind it. That record starts right
+   * here when it may (a worker and a slot free, nothing holding the lane or the dispatcher,
+   * no retry or other handed-on record of the lane waiting, not inside a pump or
+   * {@link together}); else it waits in the lane's `unblocked`, ahead of `ready`.
+   */
   settle(work: Work<M, Lane<M>>): void {
     const lane = work.lane;
     lane.inFlight--;
     work.finished = true;
-    if (work.key !== undefined && this.options.ordering === "key" && lane.state !== "stopped" && !lane.ended) {
-      const rest = lane.keys.get(work.key);
-      if (rest !== undefined) {
-        const next = rest.shift();
-        if (next) lane.ready.push(next);
-        else lane.keys.delete(work.key);
+    if (work.keyHash >= 0) {
+      const next = handOn(lane, work);
+      if (next !== undefined) {
+        if (this.#mayStartNow(lane)) this.#startNow(lane, next);
+        else lane.unblocked.push(next);
       }
     }
     lane.notifyIdle();
+  }
+
+  /** Whether a record of `lane` handed its key on settling may start at once (see {@link settle}). */
+  #mayStartNow(lane: Lane<M>): boolean {
+    return !this.#pumping && !this.held && !this.#halted && this.#running < this.options.concurrency &&
+      lane.inFlight < this.options.maxInFlightPerPartition && lane.state !== "stopped" && !lane.userPaused &&
+      lane.retry.length === 0 && lane.unblocked.length === 0 && (this.#hooks.gate?.ready() ?? true);
+  }
+
+  /** Starts `w` of `lane` now, as {@link pump} would (a completion inside its start pumps no deeper: the caller's pump follows). */
+  #startNow(lane: Lane<M>, w: Work<M, Lane<M>>): void {
+    this.#hooks.gate?.took();
+    lane.inFlight++;
+    if (w.offset > lane.maxStarted) lane.maxStarted = w.offset;
+    w.attempt++;
+    lane.active++;
+    this.#running++;
+    this.#pumping = true;
+    try {
+      this.#hooks.start(w);
+    } finally {
+      this.#pumping = false;
+    }
   }
 
   /**

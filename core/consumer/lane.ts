@@ -1,6 +1,10 @@
 /**
  * A partition of the current assignment inside the dispatcher: its state, counters,
- * queues (ready, retry, per key, waiting) and idle waiters.
+ * queues (ready, retry, unblocked, per-key chains, waiting) and idle waiters.
+ *
+ * Under `key` ordering the lane keeps only the keys in flight (`keys`, held_keys.ts: at most
+ * `maxInFlightPerPartition`, whatever the lane retains); a record whose key is held waits
+ * on the holder's chain (key_chains.ts).
  *
  * @module
  */
@@ -9,6 +13,7 @@ import type { PartitionState } from "./metrics.ts";
 import type { CompletedSet } from "../tracker/completed_set/mod.ts";
 import type { Tracker } from "../tracker/tracker.ts";
 import { Fifo } from "./fifo.ts";
+import { HeldKeys } from "./held_keys.ts";
 import type { Work } from "./work.ts";
 
 /** A partition of the current assignment inside the dispatcher. */
@@ -47,12 +52,22 @@ export class Lane<M> implements TopicPartition {
   lastCommitLatencyMs: number | undefined;
   /** Aborted when the lane ends (or the shutdown grace expires). */
   readonly controller: AbortController = new AbortController();
-  /** Records waiting to run, in delivery order (under `key` ordering: those whose key is free). */
+  /** Records waiting to run, in delivery order (under `key` ordering, keys not looked at yet). */
   readonly ready: Fifo<Work<M, Lane<M>>> = new Fifo<Work<M, Lane<M>>>();
   /** Records whose retry delay passed: they run before `ready`. */
   readonly retry: Fifo<Work<M, Lane<M>>> = new Fifo<Work<M, Lane<M>>>();
-  /** `key` ordering: keys with a record in flight or queued → records of that key waiting behind it. */
-  readonly keys: Map<string, Work<M, Lane<M>>[]> = new Map();
+  /**
+   * `key` ordering: records that took their key when the record before them settled, waiting
+   * for an in-flight slot; they run before `ready` (each is below every record in `ready`).
+   */
+  readonly unblocked: Fifo<Work<M, Lane<M>>> = new Fifo<Work<M, Lane<M>>>();
+  /**
+   * `key` ordering: the keys held → the record holding it (in flight, or in `unblocked`);
+   * records of that key set aside behind it hang on its chain (`Work.behind`).
+   */
+  readonly keys: HeldKeys<Work<M, Lane<M>>>;
+  /** `key` ordering: records set aside on the chains of held keys. */
+  parked = 0;
   /** Records waiting for their retry timer. */
   readonly waiting: Set<Work<M, Lane<M>>> = new Set();
   #idle: Array<() => void> = [];
@@ -62,20 +77,26 @@ export class Lane<M> implements TopicPartition {
    * @param topic topic name
    * @param partition partition number
    * @param tracker the assignment's tracker
+   * @param sameKey `key` ordering: whether two records whose key hashes are equal have the same key
    */
-  constructor(readonly topic: string, readonly partition: number, readonly tracker: Tracker) {}
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly tracker: Tracker,
+    sameKey: (a: Work<M, Lane<M>>, b: Work<M, Lane<M>>) => boolean = () => true,
+  ) {
+    this.keys = new HeldKeys<Work<M, Lane<M>>>(sameKey);
+  }
 
   /** Records waiting for a worker. */
   get queued(): number {
-    let n = this.ready.length + this.retry.length;
-    for (const rest of this.keys.values()) n += rest.length;
-    return n;
+    return this.ready.length + this.retry.length + this.unblocked.length + this.parked;
   }
 
   /** Whether nothing of this lane runs or waits to run (what a drain waits for). */
   get isIdle(): boolean {
     return this.active === 0 && this.ready.length === 0 && this.retry.length === 0 && this.keys.size === 0 &&
-      this.waiting.size === 0;
+      this.unblocked.length === 0 && this.parked === 0 && this.waiting.size === 0;
   }
 
   /** Resolves once the lane {@link isIdle}: nothing runs and nothing that is to run is queued. */

@@ -10,6 +10,7 @@
  * @module
  */
 import type { Ordering } from "./dispatch_options.ts";
+import { cutChain } from "./key_chains.ts";
 import type { Lane } from "./lane.ts";
 import type { Work } from "./work.ts";
 
@@ -30,17 +31,19 @@ export function drainLeft<M>(lane: Lane<M>): number {
 
 /**
  * Frees the in-flight slot of a record that will not run again here and, under `key`
- * ordering, takes its key: the records of that key queued behind it must not overtake it.
- * Returns those records.
+ * ordering, takes its key: the later records of that key (set aside behind it, or still in
+ * the lane's `ready`) must not overtake it. Returns those records.
  */
 export function abandonWork<M>(work: Work<M, Lane<M>>, ordering: Ordering): Work<M, Lane<M>>[] {
   const lane = work.lane;
   lane.inFlight--;
   work.finished = true;
-  if (work.key === undefined || ordering !== "key") return [];
-  const rest = lane.keys.get(work.key) ?? [];
-  lane.keys.delete(work.key);
-  return rest;
+  if (work.keyHash < 0 || ordering !== "key" || !lane.keys.delete(work)) return [];
+  const dropped: Work<M, Lane<M>>[] = [];
+  cutChain(lane, work, -1, dropped);
+  // Rare (a record given up while its lane drains or stops): the queue is copied.
+  if (lane.ready.length > 0) for (const w of lane.ready.removeIf((x) => x.keyHash === work.keyHash && lane.keys.sameKey(x, work))) dropped.push(w);
+  return dropped;
 }
 
 /**
@@ -110,24 +113,23 @@ export function stopLane<M>(
     for (const w of lane.waiting) capWait(w, left);
   }
   const keep = lane.state === "draining" && !lane.userPaused && keepBelowStarted ? lane.maxStarted : -1;
+  // `ready` is in offset order: what is below the mark stays.
   for (const w of lane.ready.clear()) {
     if (w.offset < keep) lane.ready.push(w);
+    else dropped.push(w);
+  }
+  // A record that took its key and waits for a slot: above the mark, it goes, its chain (all
+  // later) with it, and the key is free (the records of that key in `ready` are later still: gone).
+  for (const w of lane.unblocked.clear()) {
+    if (w.offset < keep) lane.unblocked.push(w);
     else {
       dropped.push(w);
-      // it was its key's head: every record parked behind it is later, so dropped too
-      if (w.key !== undefined) {
-        const rest = lane.keys.get(w.key);
-        if (rest) dropped.push(...rest);
-        lane.keys.delete(w.key);
-      }
+      cutChain(lane, w, -1, dropped);
+      lane.keys.delete(w);
     }
   }
-  for (const rest of lane.keys.values()) {
-    // the key's head is running or kept: drop only what is parked above the mark
-    let n = 0;
-    while (n < rest.length && rest[n].offset < keep) n++;
-    if (n < rest.length) dropped.push(...rest.splice(n));
-  }
+  // The held keys' chains (their holders run, wait to retry or were kept): what is parked above the mark goes.
+  for (const holder of lane.keys.holders()) cutChain(lane, holder, keep, dropped);
   lane.notifyIdle();
   return dropped;
 }

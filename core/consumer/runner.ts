@@ -184,9 +184,9 @@ export class ParallelConsumer<M> {
         this.#stuck?.added(lane);
       },
       ...(gate ? { gate } : {}),
+      ...(typeof client.keyOf === "function" ? { keys: client as KeyReader<M> } : {}),
     });
     this.#userPause = new UserPause<M>({ dispatcher, client, events, life });
-    const keyOf = client.keyOf;
     const scheduler = this.#scheduler = new CommitScheduler(frontier, {
       send: (offsets) => {
         const seq = this.#stall.seq;
@@ -238,7 +238,6 @@ export class ParallelConsumer<M> {
       finished: () => records.completed + records.skipped,
       ran: () => records.completed,
     }, maxUncommittedOption ?? (mode === "interval" ? Infinity : 10 * dispatcher.options.concurrency), mode === "interval" ? options.commit?.intervalMs ?? 1_000 : 0);
-    const orderKey = dispatcher.options.ordering === "key" && keyOf ? keyOf.bind(client) : undefined;
     this.#delivery = new Delivery<M>({
       handler,
       dispatcher,
@@ -246,10 +245,9 @@ export class ParallelConsumer<M> {
       client,
       records,
       life,
-      keyOf: orderKey,
       direct: tx === undefined && stuck === undefined && batch === undefined, // each needs a full context per record
       ...(batch !== undefined && tx === undefined && stuck === undefined
-        ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keyOf: orderKey, keys: orderKey && (client as KeyReader<M>) }) }
+        ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keys: dispatcher.keyed ? client as KeyReader<M> : undefined }) }
         : {}),
     });
     this.#ends = new LogEnds<M>({ dispatcher, client, life, intervalMs: options.commit?.intervalMs ?? 1_000 });

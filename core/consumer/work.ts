@@ -43,6 +43,12 @@ export class Work<M, L extends RecordLane = RecordLane> {
   deadLettering = false;
   /** Settled (completed, dead-lettered) or abandoned: it holds no slot any more. */
   finished = false;
+  /** @internal `key` ordering: its key, once read (only when its key's hash equals a held key's). */
+  key: string | undefined = undefined;
+  /** @internal `key` ordering: the next record of its key, set aside behind it (its key's chain). */
+  behind: Work<M, L> | undefined = undefined;
+  /** @internal `key` ordering, on the record holding its key: the last record of its chain. */
+  last: Work<M, L> | undefined = undefined;
 
   /**
    * A record's work item, made when its batch is delivered.
@@ -50,24 +56,16 @@ export class Work<M, L extends RecordLane = RecordLane> {
    * @param message the client's record
    * @param offset its offset
    * @param handle its tracker handle
-   * @param key its ordering key (`key` ordering only)
+   * @param keyHash `key` ordering: its key's hash (`Dispatcher.keyHash`), an integer in
+   *   [0, 2^30); -1: no key, or another ordering
    */
   constructor(
     readonly lane: L,
     readonly message: M,
     readonly offset: number,
     readonly handle: Handle,
-    key: string | undefined,
-  ) {
-    this.key = key;
-  }
-
-  /**
-   * Its ordering key (`key` ordering only). A record started by `Dispatcher.beginDirect`
-   * gets it only if it is still in flight when its handler call returns (a record that
-   * finished at once holds no key).
-   */
-  key: string | undefined;
+    readonly keyHash: number,
+  ) {}
 
   /** Topic of the record. */
   get topic(): string {

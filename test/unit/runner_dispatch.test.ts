@@ -120,6 +120,37 @@ describe("runner: dispatching", () => {
     await c.shutdown();
   });
 
+  test("key ordering: a partition stopped while a keyed record runs goes idle once it finished (the shutdown does not wait out its grace)", async () => {
+    const client = new MemoryClient();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let signal: AbortSignal | undefined;
+    const stops: unknown[] = [];
+    const c = consumer(client, {
+      ordering: "key",
+      retry: { retries: 0, onExhausted: "stop" },
+      on: { error: (e) => stops.push(e.kind) },
+      handler: async (m: Msg, ctx) => {
+        if (m.offset !== 0) throw new Error("fails for good");
+        signal = ctx.signal;
+        await gate; // offset 0 (key k0) still runs when offset 1 stops the partition
+      },
+    });
+    await c.start();
+    client.sink.assigned(tps("t", 1));
+    client.deliver("t", 0, range(0, 2), 2, (o) => `k${o}`);
+    await until(() => stops.length > 0);
+    assert.deepEqual(stops, ["partition-stopped"]);
+    const done = c.shutdown(2_000);
+    await sleep(5);
+    release();
+    await done;
+    // Its key was given back when it settled: the lane went idle and ended, rather than
+    // staying held until the grace expired and every lane was abandoned.
+    assert.equal((signal!.reason as Error).message, "partition t/0 is no longer assigned");
+    assert.equal(client.committed.get("t/0"), 1);
+  });
+
   test("unordered: concurrency and the per-partition in-flight bound are never exceeded", async () => {
     const client = new MemoryClient();
     const running = new Map<number, number>();
