@@ -21,8 +21,12 @@
  *   sending anything once the consumer stopped).
  * - `GROUP_JOIN` (its `memberAssignment`; adapters/kafkajs/assignment.ts) starts a new
  *   assignment with fresh trackers and clears stale pauses (KafkaJS keeps pauses across
- *   rebalances), after reading the partitions' committed offsets and metadata with the
- *   admin client (option `kafka`);
+ *   rebalances), after reading the partitions' committed offsets and metadata (the
+ *   completed sets) through the consumer's own cluster (adapters/kafkajs/joined_group.ts:
+ *   the consumer group that emitted the event); where that group cannot be reached (a
+ *   second KafkaJS copy) with the admin client of `kafka`, and without `kafka` the binding
+ *   refuses (at construction, or the first join fails the consumer) rather than write
+ *   completed sets nobody reads back;
  *   a rebalance begins an orderly revoke (stop dispatching, drain within a bound,
  *   commit). Found by the heartbeat inside `eachBatch`, the revoke is awaited there, so
  *   KafkaJS rejoins only after the drain's commit; found by KafkaJS itself
@@ -49,6 +53,8 @@
  */
 import type { Admin } from "kafkajs";
 import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
+import { readCommitted } from "./committed.ts";
+import { installJoinedGroup, joinedGroup, readJoinedCommitted, requireReadBack, unreachableGroupError } from "./joined_group.ts";
 import { KafkaJSAssignment } from "./assignment.ts";
 import { KafkaJSCommits } from "./commits.ts";
 import { type DeadLetterOptions, KafkaJSDeadLetters } from "./dead_letter.ts";
@@ -56,8 +62,8 @@ import { KafkaJSOutage } from "./outage.ts";
 import { unlessAborted } from "./waits.ts";
 import { batchOffsets } from "../shared/batch_offsets.ts";
 import { checkCorrected, installReadCommitted, type KafkaJSBatchLike } from "./read_committed.ts";
-import { groupByTopic } from "../shared/topic_partitions.ts";
-import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, ProbeResult, TopicPartition } from "../../core/consumer/client.ts";
+import { groupByTopic, tpKey } from "../shared/topic_partitions.ts";
+import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, ProbeResult, TopicPartition } from "../../core/consumer/client.ts";
 import { probeSeedBrokers } from "./probe.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
@@ -92,7 +98,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly #fromBeginning: boolean;
   readonly #deadLetters: KafkaJSDeadLetters | undefined;
   readonly #kafka: Kafka | undefined;
-  #admin: Admin | undefined;
+  readonly #readsCommitted: boolean;
+  #admin: Promise<Admin> | undefined; // `kafka`'s, connected on first need: a join whose consumer group was not reached
   #sink: ClientSink<KafkaMessage> | undefined;
   readonly #assignment: KafkaJSAssignment;
   #stopped = false;
@@ -116,13 +123,19 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
    * A binding over one KafkaJS consumer (not connected yet).
    * @param consumer a KafkaJS consumer, not connected
    * @param topics topics to subscribe to
-   * @param options `fromBeginning`, the dead-letter producer, the KafkaJS client (`kafka`: committed
-   *   offsets read at assignment, and the give-up probe; `probe`: the probe only)
+   * @param options `fromBeginning`, the dead-letter producer, the KafkaJS client (`kafka`: the
+   *   give-up probe, and committed offsets read with its admin client where the consumer's own
+   *   group cannot be reached; `probe`: the probe only), `readsCommitted` (default `true`:
+   *   each new assignment reads its committed offsets and metadata; `false` where a
+   *   transactional port reads them after fencing)
+   * @throws {InvalidArgumentError} for a bad consumer, topics or dead-letter producer, a
+   *   consumer already driven, or no `kafka` where the consumer's group cannot be wrapped
+   *   (the completed sets could not be read back)
    */
   constructor(
     consumer: Consumer,
     topics: ReadonlyArray<string | RegExp>,
-    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions; kafka?: Kafka; probe?: Kafka } = {},
+    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions; kafka?: Kafka; probe?: Kafka; readsCommitted?: boolean } = {},
   ) {
     if (!consumer || typeof consumer.run !== "function" || typeof consumer.commitOffsets !== "function") {
       throw new InvalidArgumentError(`consumer must be a KafkaJS consumer; got ${describe(consumer)}`);
@@ -144,6 +157,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     if (options.kafka !== undefined && typeof (options.kafka as { admin?: unknown }).admin !== "function") {
       throw new InvalidArgumentError(`kafka must be the KafkaJS client (new Kafka(…)); got ${describe(options.kafka)}`);
     }
+    this.#readsCommitted = options.readsCommitted ?? true;
+    if (this.#readsCommitted) requireReadBack(options.kafka, installJoinedGroup());
     if (taken.has(consumer)) {
       throw new InvalidArgumentError(
         "consumer is already driven by another offset-frontier consumer (KafkaJS runs a consumer once): make a new one with kafka.consumer({ groupId, … }) for each",
@@ -166,7 +181,6 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       consumer,
       topics,
       sink: () => this.#sink,
-      admin: () => this.#admin,
       closed: () => this.#closed,
       stopped: () => this.#stopped,
     });
@@ -204,7 +218,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     const c = this.#consumer;
     const signal = sink.signal;
     this.#removers.push(
-      c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload.memberAssignment, e.payload.groupId)),
+      c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload)),
       // Fire and forget unless eachBatch already awaited it: KafkaJS rejoins at once; the drain
       // is bounded and its commit best-effort.
       c.on(c.events.REBALANCING, () => void this.#assignment.revoke(false)),
@@ -279,22 +293,18 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     await unlessAborted(joined, signal);
   }
 
-  /** One connect-and-subscribe attempt: the consumer, then the admin client and the dead-letter producer. */
+  /** One connect-and-subscribe attempt: the consumer, then the dead-letter producer. */
   async #connect(): Promise<void> {
     const c = this.#consumer;
     await c.connect();
     this.#subscribing = true; // until it succeeded: the start's catch reads it
     await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
     this.#subscribing = false;
-    if (this.#kafka) {
-      this.#admin ??= this.#kafka.admin();
-      await this.#admin.connect();
-    }
     if (this.#deadLetters) await this.#deadLetters.producer.connect();
   }
 
   async #disconnectAll(): Promise<void> {
-    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#admin?.disconnect(), this.#consumer.disconnect()]);
+    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#disconnectAdmin(), this.#consumer.disconnect()]);
   }
 
   pause(partitions: readonly TopicPartition[]): void {
@@ -345,7 +355,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
         this.#running = false;
         for (const remove of this.#removers) remove();
         this.#removers = [];
-        if (this.#admin) await this.#admin.disconnect().catch(() => {});
+        await this.#disconnectAdmin();
         if (this.#deadLetters) await this.#deadLetters.producer.disconnect();
       }
     })();
@@ -371,11 +381,48 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     return keyBytesHash(message.key); // over the bytes: no string per record
   }
 
-  #onJoin(memberAssignment: Record<string, number[]>, groupId: string): void {
+  #onJoin(payload: { groupId: string; memberId: string; memberAssignment: Record<string, number[]> }): void {
     this.#everJoined = true;
     this.#outage.available(); // the group coordinator answered
     this.#joined?.resolve();
-    this.#assignment.joined(memberAssignment, groupId);
+    if (!this.#readsCommitted) return this.#assignment.joined(payload.memberAssignment);
+    // Synchronously, inside KafkaJS's emit: the group noted last is the one that emitted this event.
+    const group = joinedGroup(payload);
+    if (group !== undefined) {
+      return this.#assignment.joined(payload.memberAssignment, (partitions) => readJoinedCommitted(group, partitions));
+    }
+    const kafka = this.#kafka;
+    if (kafka === undefined) {
+      // A KafkaJS copy other than the one wrapped: its completed sets could not be read back.
+      this.#sink?.failed(unreachableGroupError());
+      return this.#assignment.joined(payload.memberAssignment);
+    }
+    this.#assignment.joined(payload.memberAssignment, (partitions) => this.#readWithAdmin(kafka, payload.groupId, partitions));
+  }
+
+  /** The committed offsets of `partitions` read with `kafka`'s admin client (connected on first need). */
+  async #readWithAdmin(kafka: Kafka, groupId: string, partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
+    const connecting = this.#admin ??= (async () => {
+      const admin = kafka.admin();
+      await admin.connect();
+      return admin;
+    })();
+    let admin: Admin;
+    try {
+      admin = await connecting;
+    } catch (error) {
+      if (this.#admin === connecting) this.#admin = undefined; // tried again at the next attempt
+      throw error;
+    }
+    if (this.#closed) throw new Error("the consumer closed before the committed offsets were read");
+    const want = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
+    return await readCommitted(admin, groupId, [...new Set(partitions.map((p) => p.topic))], (t, p) => want.has(tpKey(t, p)));
+  }
+
+  async #disconnectAdmin(): Promise<void> {
+    const admin = this.#admin;
+    this.#admin = undefined;
+    if (admin) await admin.then((a) => a.disconnect()).catch(() => {});
   }
 
   #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {
