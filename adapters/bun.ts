@@ -2,6 +2,11 @@
  * offset-frontier for Bun: the KafkaJS parallel consumer, shut down gracefully on
  * SIGINT/SIGTERM (a second signal gets the default behaviour: exit at once).
  *
+ * Given only its KafkaJS consumer (as below), each new assignment reads the committed offsets
+ * and completed sets back through that consumer's own connection; `kafka` (the KafkaJS
+ * client) is needed only for `transactional`, and names the seed brokers tried when the
+ * consumer gives up waiting for the cluster.
+ *
  * @example
  * ```ts
  * import { Kafka } from "kafkajs";
