@@ -89,6 +89,16 @@ function hasKafkaJSEvents(consumer: Consumer): boolean {
 const taken = new WeakSet<object>();
 
 /**
+ * Frees a consumer whose binding was built but never started, because the construction
+ * around it was refused afterwards (a runner option, the transactional port): a refused
+ * construction takes nothing.
+ * @param consumer the KafkaJS consumer given to that binding
+ */
+export function releaseUnstarted(consumer: Consumer): void {
+  taken.delete(consumer);
+}
+
+/**
  * The {@link ConsumerClient} over one KafkaJS consumer. Most users call
  * `createKafkaJSConsumer` (adapters/kafkajs/mod.ts, or an adapter's `consume`) instead.
  */

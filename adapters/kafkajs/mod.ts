@@ -10,7 +10,7 @@
  * @module
  */
 import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
-import { KafkaJSClient } from "./client.ts";
+import { KafkaJSClient, releaseUnstarted } from "./client.ts";
 import { type DeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
 import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_options.ts";
@@ -104,13 +104,25 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
     }
     // The port opens (fences) each partition before reading its committed offsets: the client reads none.
     const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, probe: kafka, readsCommitted: false }));
-    const port = new KafkaJSTransactions(kafka, consumer, transactional, {
-      ...defined({ fromBeginning, deadLetter: deadLetter && transactionalDeadLetter(deadLetter) }),
+    return untakenIfRefused(consumer, () => {
+      const port = new KafkaJSTransactions(kafka, consumer, transactional, {
+        ...defined({ fromBeginning, deadLetter: deadLetter && transactionalDeadLetter(deadLetter) }),
+      });
+      return new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
     });
-    return new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
   }
   const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, deadLetter, kafka }));
-  return new ParallelConsumer<KafkaMessage>(client, rest);
+  return untakenIfRefused(consumer, () => new ParallelConsumer<KafkaMessage>(client, rest));
+}
+
+/** Builds the rest of a consumer around a binding; a refusal there leaves `consumer` free for another try. */
+function untakenIfRefused<T>(consumer: Consumer, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    releaseUnstarted(consumer);
+    throw error;
+  }
 }
 
 /** {@link createKafkaJSConsumer}, started: resolves once consuming has begun. */
