@@ -405,7 +405,10 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     if (kafka === undefined) {
       // A KafkaJS copy other than the one wrapped: its completed sets could not be read back.
       this.#sink?.failed(unreachableGroupError());
-      return this.#assignment.joined(payload.memberAssignment);
+      // The runner does not close a client that failed: leave the group and disconnect, once
+      // KafkaJS's run is under way (a stop inside its join is a no-op, and the run goes on).
+      setTimeout(() => void this.close(), 0);
+      return;
     }
     this.#assignment.joined(payload.memberAssignment, (partitions) => this.#readWithAdmin(kafka, payload.groupId, partitions));
   }

@@ -10,6 +10,11 @@
  * read committed offsets through the consumer's own connection, B (without `kafka`) read
  * nothing back and ran all the records again.
  *
+ * A consumer of a second KafkaJS copy (one offset-frontier does not resolve as `kafkajs`, so
+ * its consumer group is not reached): without `kafka` its first join fails it with an
+ * `InvalidArgumentError` naming `kafka`; with `kafka` the same handover holds, read through
+ * that client's admin.
+ *
  * Then the same through a rebalance: A holds one record in each of two partitions, B joins
  * while A runs, A's revoke commits its completed sets, and whichever partition B is given
  * runs again only its held record.
@@ -18,84 +23,133 @@
  * KAFKA_BROKERS when set, else starts its own broker.
  */
 import assert from "node:assert/strict";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { test } from "node:test";
+import { type Consumer, Kafka } from "kafkajs";
 import { createKafkaJSConsumer } from "../../adapters/kafkajs/mod.ts";
-import type { ClaimEvent } from "../../core/mod.ts";
+import { type ClaimEvent, InvalidArgumentError } from "../../core/mod.ts";
 import { committedOffsets, createTopic, produce, withBroker } from "../broker/broker.ts";
 import { consumerConfig, kafka, runtime, sleep, unique, waitFor } from "./helpers.ts";
 
 const RECORDS = 20;
 const HELD = [0, 7]; // never finished by A
 
-test(`KafkaJS without kafka: the next owner reads the completed set back and runs only the unfinished records (${runtime()})`, { timeout: 180_000 }, async () => {
-  await withBroker(async (brokers) => {
-    const topic = unique("read-back");
-    const groupId = unique("read-back-group");
-    await createTopic(brokers, topic, 1);
-    await produce(brokers, topic, Array.from({ length: RECORDS }, (_, i) => ({ key: `k${i}`, value: `${i}` })));
-    const k = kafka(brokers);
+/** How a member of the handover is made: its KafkaJS consumer, and `kafka` when given. */
+interface Maker {
+  consumer(groupId: string): Consumer;
+  kafka?: Kafka;
+}
 
-    const finishedByA = new Set<number>();
-    let release: () => void = () => {};
-    const gate = new Promise<void>((r) => (release = r));
-    const controllerA = new AbortController();
-    const controllerB = new AbortController();
-    const a = createKafkaJSConsumer({
-      consumer: k.consumer(consumerConfig(groupId)),
+/**
+ * A finishes every record but {@link HELD} and shuts down; B, made the same way in the same
+ * group, must run exactly the held records and verify A's completed set.
+ */
+async function handOver(brokers: string, make: Maker, name: string): Promise<void> {
+  const topic = unique(name);
+  const groupId = unique(`${name}-group`);
+  await createTopic(brokers, topic, 1);
+  await produce(brokers, topic, Array.from({ length: RECORDS }, (_, i) => ({ key: `k${i}`, value: `${i}` })));
+  const withKafka = make.kafka === undefined ? {} : { kafka: make.kafka };
+
+  const finishedByA = new Set<number>();
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const controllerA = new AbortController();
+  const controllerB = new AbortController();
+  const a = createKafkaJSConsumer({
+    ...withKafka,
+    consumer: make.consumer(groupId),
+    topics: [topic],
+    fromBeginning: true,
+    ordering: "unordered",
+    concurrency: 32,
+    shutdownGraceMs: 300, // the held records stay unfinished
+    signal: controllerA.signal,
+    handler: async (_m, { offset }) => {
+      if (HELD.includes(offset)) return await gate;
+      finishedByA.add(offset);
+    },
+  });
+  const ending: Array<Promise<void>> = [a.done];
+  try {
+    await a.start();
+    await waitFor(() => finishedByA.size === RECORDS - HELD.length, 60_000, `A finishing ${RECORDS - HELD.length} records`);
+    controllerA.abort();
+    await a.done;
+    release();
+    assert.equal((await committedOffsets(brokers, groupId, topic)).get(0), String(HELD[0]), "A committed the held head's offset");
+
+    const ranByB: number[] = [];
+    const claims: ClaimEvent[] = [];
+    const b = createKafkaJSConsumer({
+      ...withKafka,
+      consumer: make.consumer(groupId),
       topics: [topic],
       fromBeginning: true,
       ordering: "unordered",
       concurrency: 32,
-      shutdownGraceMs: 300, // the held records stay unfinished
-      signal: controllerA.signal,
-      handler: async (_m, { offset }) => {
-        if (HELD.includes(offset)) return await gate;
-        finishedByA.add(offset);
-      },
+      signal: controllerB.signal,
+      handler: (_m, { offset }) => void ranByB.push(offset),
+      on: { claim: (c) => void claims.push(c) },
     });
-    const ending: Array<Promise<void>> = [a.done];
-    try {
-      await a.start();
-      await waitFor(() => finishedByA.size === RECORDS - HELD.length, 60_000, `A finishing ${RECORDS - HELD.length} records`);
-      controllerA.abort();
-      await a.done;
-      release();
-      assert.equal((await committedOffsets(brokers, groupId, topic)).get(0), String(HELD[0]), "A committed the held head's offset");
+    ending.push(b.done);
+    await b.start();
+    await waitFor(() => ranByB.length >= HELD.length, 60_000, "B running the unfinished records");
+    await waitFor(() => b.metrics().skipped >= RECORDS - HELD.length || ranByB.length > HELD.length, 30_000, "B skipping the finished records");
+    await sleep(300); // a record run twice would show up here
+    controllerB.abort();
+    await b.done;
 
-      const ranByB: number[] = [];
-      const claims: ClaimEvent[] = [];
-      const b = createKafkaJSConsumer({
-        consumer: k.consumer(consumerConfig(groupId)),
-        topics: [topic],
-        fromBeginning: true,
-        ordering: "unordered",
-        concurrency: 32,
-        signal: controllerB.signal,
-        handler: (_m, { offset }) => void ranByB.push(offset),
-        on: { claim: (c) => void claims.push(c) },
-      });
-      ending.push(b.done);
-      await b.start();
-      await waitFor(() => ranByB.length >= HELD.length, 60_000, "B running the unfinished records");
-      await waitFor(() => b.metrics().skipped >= RECORDS - HELD.length || ranByB.length > HELD.length, 30_000, "B skipping the finished records");
-      await sleep(300); // a record run twice would show up here
-      controllerB.abort();
-      await b.done;
+    assert.deepEqual([...ranByB].sort((x, y) => x - y), HELD, "B ran exactly the records A left unfinished");
+    assert.deepEqual(claims.map((c) => ({ partition: c.partition, offset: c.offset, finished: c.finished, ignored: c.ignored })), [
+      { partition: 0, offset: HELD[0], finished: RECORDS - HELD.length, ignored: undefined },
+    ], "B verified A's completed set");
+    assert.equal(b.metrics().skipped, RECORDS - HELD.length, "and skipped the finished ones");
+    assert.equal((await committedOffsets(brokers, groupId, topic)).get(0), String(RECORDS), "B committed the end");
+  } finally {
+    // A failed assertion leaves nothing running (a held record would keep the process alive).
+    release();
+    controllerA.abort();
+    controllerB.abort();
+    await Promise.allSettled(ending);
+  }
+}
 
-      assert.deepEqual([...ranByB].sort((x, y) => x - y), HELD, "B ran exactly the records A left unfinished");
-      assert.deepEqual(claims.map((c) => ({ partition: c.partition, offset: c.offset, finished: c.finished, ignored: c.ignored })), [
-        { partition: 0, offset: HELD[0], finished: RECORDS - HELD.length, ignored: undefined },
-      ], "B verified A's completed set");
-      assert.equal(b.metrics().skipped, RECORDS - HELD.length, "and skipped the finished ones");
-      assert.equal((await committedOffsets(brokers, groupId, topic)).get(0), String(RECORDS), "B committed the end");
-    } finally {
-      // A failed assertion leaves nothing running (a held record would keep the process alive).
-      release();
-      controllerA.abort();
-      controllerB.abort();
-      await Promise.allSettled(ending);
-    }
+test(`KafkaJS without kafka: the next owner reads the completed set back and runs only the unfinished records (${runtime()})`, { timeout: 180_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const k = kafka(brokers);
+    await handOver(brokers, { consumer: (groupId) => k.consumer(consumerConfig(groupId)) }, "read-back");
   });
+});
+
+test(`a second KafkaJS copy: without kafka the first join fails the consumer naming kafka; with it the completed set is read back through its admin client (${runtime()})`, { timeout: 180_000 }, async () => {
+  // A copy of KafkaJS that offset-frontier does not resolve as "kafkajs": its ConsumerGroup is not wrapped.
+  const dir = mkdtempSync(join(tmpdir(), "offset-frontier-kafkajs-copy-"));
+  try {
+    const original = dirname(createRequire(import.meta.url).resolve("kafkajs/package.json"));
+    cpSync(original, join(dir, "node_modules", "kafkajs"), { recursive: true });
+    const copy = createRequire(join(dir, "here.js"))("kafkajs") as typeof import("kafkajs");
+    assert.notEqual(copy.Kafka, Kafka, "a second copy");
+    await withBroker(async (brokers) => {
+      const k = new copy.Kafka({ brokers: brokers.split(","), logLevel: copy.logLevel.NOTHING });
+      const topic = unique("read-back-copy");
+      await createTopic(brokers, topic, 1);
+      const alone = createKafkaJSConsumer({ consumer: k.consumer(consumerConfig(unique("read-back-copy-group"))), topics: [topic], handler: () => {} });
+      void alone.done.catch(() => {});
+      await assert.rejects(alone.start(), (e: unknown) => {
+        assert.ok(e instanceof InvalidArgumentError, `an InvalidArgumentError, got ${String(e)}`);
+        assert.match(e.message, /^kafka .*could not be read back.*pass kafka/);
+        return true;
+      });
+      await assert.rejects(alone.done, InvalidArgumentError);
+      await handOver(brokers, { consumer: (groupId) => k.consumer(consumerConfig(groupId)), kafka: k }, "read-back-copy-handover");
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test(`KafkaJS without kafka: a member joining in a rebalance reads back the completed set of the partition it is given (${runtime()})`, { timeout: 180_000 }, async () => {
