@@ -3,6 +3,11 @@
  * `offset-frontier/kafkajs`, kept for code written against it. New code:
  * `offset-frontier/platformatic` (Bun runs `@platformatic/kafka`).
  *
+ * Given only its KafkaJS consumer (as below), each new assignment reads the committed offsets
+ * and completed sets back through that consumer's own connection; `kafka` (the KafkaJS
+ * client) is needed only for `transactional`, and names the seed brokers tried when the
+ * consumer gives up waiting for the cluster.
+ *
  * @example
  * ```ts
  * import { Kafka } from "kafkajs";

@@ -5,6 +5,11 @@
  * `@platformatic/kafka`: `--allow-net --allow-env --allow-read`). KafkaJS needs
  * `--allow-net --allow-env` (and `--allow-sys` on some systems).
  *
+ * Given only its KafkaJS consumer (as below), each new assignment reads the committed offsets
+ * and completed sets back through that consumer's own connection; `kafka` (the KafkaJS
+ * client) is needed only for `transactional`, and names the seed brokers tried when the
+ * consumer gives up waiting for the cluster.
+ *
  * @example
  * ```ts
  * import { Kafka } from "kafkajs";

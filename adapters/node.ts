@@ -4,6 +4,11 @@
  * it. New code: `offset-frontier/platformatic` where `@platformatic/kafka` runs (Node ≥ 22.22
  * or ≥ 24.6, Bun, Deno), `offset-frontier/kafkajs` on Node 20.
  *
+ * Given only its KafkaJS consumer (as below), each new assignment reads the committed offsets
+ * and completed sets back through that consumer's own connection; `kafka` (the KafkaJS
+ * client) is needed only for `transactional`, and names the seed brokers tried when the
+ * consumer gives up waiting for the cluster.
+ *
  * @example
  * ```ts
  * import { Kafka } from "kafkajs";

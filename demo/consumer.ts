@@ -192,7 +192,7 @@ async function runFrontier(
     fromBeginning: true,
     ordering: "unordered",
     concurrency: w.workers,
-    kafka: w.kafka, // reads the completed set back at assignment
+    kafka: w.kafka, // optional: the completed set is read back at assignment with or without it
     // the library's default commits (eager: the next one leaves as soon as the previous returned)
     handler: async (_message, { offset }) => {
       w.firstRecord();

@@ -2,14 +2,13 @@
  * The KafkaJS binding's view of the group assignment: which partitions are this
  * member's now (commits go only for those: the broker accepts commits from a member for
  * partitions it no longer owns, kafkajs #1046), the new assignment of each `GROUP_JOIN`
- * (stale pauses cleared, committed offsets and metadata read with the admin client), and
- * one orderly revoke per rebalance.
+ * (stale pauses cleared, committed offsets and metadata read through the consumer's own
+ * cluster, adapters/kafkajs/joined_group.ts, or with the admin client of `kafka` where that
+ * group cannot be reached), and one orderly revoke per rebalance.
  *
  * @module
  */
-import type { Admin } from "kafkajs";
 import type { Consumer, KafkaMessage } from "./types.ts";
-import { readCommitted } from "./committed.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
 import type { ClientSink, CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
 
@@ -21,8 +20,6 @@ export interface KafkaJSAssignmentInputs {
   readonly topics: ReadonlyArray<string | RegExp>;
   /** The runner's sink (`undefined` before the start). */
   sink(): ClientSink<KafkaMessage> | undefined;
-  /** The admin client that reads the committed offsets, when the binding has one (connected by the start). */
-  admin(): Admin | undefined;
   /** Whether the binding closed (no more reads). */
   closed(): boolean;
   /** Whether the runner stopped fetching (a new assignment stays paused, nothing is read). */
@@ -59,9 +56,11 @@ export class KafkaJSAssignment {
 
   /**
    * A `GROUP_JOIN`: the member's new assignment, handed to the sink after KafkaJS's pauses
-   * are cleared, with a read of its committed offsets when there is an admin client.
+   * are cleared, with a read of its committed offsets when `read` is given.
+   * @param memberAssignment the event's assignment (topic → partitions)
+   * @param read reads the committed offsets and metadata of the partitions named (tried a few times)
    */
-  joined(memberAssignment: Record<string, number[]>, groupId: string): void {
+  joined(memberAssignment: Record<string, number[]>, read?: (partitions: readonly TopicPartition[]) => Promise<CommittedPosition[]>): void {
     this.#revoking = undefined;
     const partitions: TopicPartition[] = [];
     for (const [topic, ps] of Object.entries(memberAssignment)) {
@@ -77,9 +76,8 @@ export class KafkaJSAssignment {
     } catch {
       // not running
     }
-    const admin = this.#in.admin();
-    const committed = admin !== undefined && partitions.length > 0 && !this.#in.stopped()
-      ? this.#committed(admin, groupId, partitions)
+    const committed = read !== undefined && partitions.length > 0 && !this.#in.stopped()
+      ? this.#committed(read, partitions)
       : undefined;
     this.#in.sink()?.assigned(partitions, committed);
     if (this.#in.stopped()) this.pauseAll();
@@ -112,13 +110,12 @@ export class KafkaJSAssignment {
   }
 
   /** The committed offsets and metadata of `partitions` (a few tries: a rejection only costs the claims). */
-  async #committed(admin: Admin, groupId: string, partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
-    const topics = [...new Set(partitions.map((p) => p.topic))];
+  async #committed(read: (partitions: readonly TopicPartition[]) => Promise<CommittedPosition[]>, partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
     let lastError: unknown;
     for (let attempt = 0; attempt < 3; attempt++) {
       if (this.#in.closed()) break;
       try {
-        return await readCommitted(admin, groupId, topics);
+        return await read(partitions);
       } catch (error) {
         lastError = error;
         await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));

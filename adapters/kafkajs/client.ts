@@ -21,8 +21,12 @@
  *   sending anything once the consumer stopped).
  * - `GROUP_JOIN` (its `memberAssignment`; adapters/kafkajs/assignment.ts) starts a new
  *   assignment with fresh trackers and clears stale pauses (KafkaJS keeps pauses across
- *   rebalances), after reading the partitions' committed offsets and metadata with the
- *   admin client (option `kafka`);
+ *   rebalances), after reading the partitions' committed offsets and metadata (the
+ *   completed sets) through the consumer's own cluster (adapters/kafkajs/joined_group.ts:
+ *   the consumer group that emitted the event); where that group cannot be reached (a
+ *   second KafkaJS copy) with the admin client of `kafka`, and without `kafka` the binding
+ *   refuses (at construction, or the first join fails the consumer) rather than write
+ *   completed sets nobody reads back;
  *   a rebalance begins an orderly revoke (stop dispatching, drain within a bound,
  *   commit). Found by the heartbeat inside `eachBatch`, the revoke is awaited there, so
  *   KafkaJS rejoins only after the drain's commit; found by KafkaJS itself
@@ -49,6 +53,8 @@
  */
 import type { Admin } from "kafkajs";
 import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
+import { readCommitted } from "./committed.ts";
+import { installJoinedGroup, joinedGroup, readJoinedCommitted, requireReadBack, unreachableGroupError } from "./joined_group.ts";
 import { KafkaJSAssignment } from "./assignment.ts";
 import { KafkaJSCommits } from "./commits.ts";
 import { type DeadLetterOptions, deadLetterTopicsExist, KafkaJSDeadLetters, topicOf } from "./dead_letter.ts";
@@ -56,15 +62,15 @@ import { KafkaJSOutage } from "./outage.ts";
 import { unlessAborted } from "./waits.ts";
 import { batchOffsets } from "../shared/batch_offsets.ts";
 import { checkCorrected, installReadCommitted, type KafkaJSBatchLike } from "./read_committed.ts";
-import { groupByTopic } from "../shared/topic_partitions.ts";
-import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, ProbeResult, TopicPartition } from "../../core/consumer/client.ts";
+import { groupByTopic, tpKey } from "../shared/topic_partitions.ts";
+import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, EndOffset, ProbeResult, TopicPartition } from "../../core/consumer/client.ts";
 import { endOffsetOf, endOffsetsByTopic } from "../shared/end_offsets.ts";
 import { probeSeedBrokers } from "./probe.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";
 import { installPausedWake } from "./paused_wake.ts";
-import { refuseTaken, take } from "../shared/driven.ts";
+import { refuseTaken, release, take } from "../shared/driven.ts";
 
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
@@ -79,6 +85,16 @@ function hasKafkaJSEvents(consumer: Consumer): boolean {
 }
 
 /**
+ * Frees a consumer whose binding was built but never started, because the construction
+ * around it was refused afterwards (a runner option, the transactional port): a refused
+ * construction takes nothing.
+ * @param consumer the KafkaJS consumer given to that binding
+ */
+export function releaseUnstarted(consumer: Consumer): void {
+  release(consumer);
+}
+
+/**
  * The {@link ConsumerClient} over one KafkaJS consumer. Most users call
  * `createKafkaJSConsumer` (adapters/kafkajs/mod.ts, or an adapter's `consume`) instead.
  */
@@ -88,7 +104,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly #fromBeginning: boolean;
   readonly #deadLetters: KafkaJSDeadLetters | undefined;
   readonly #kafka: Kafka | undefined;
-  #admin: Admin | undefined;
+  readonly #readsCommitted: boolean;
+  #admin: Promise<Admin> | undefined; // `kafka`'s, connected on first need (dead-letter topics, paused partitions' log ends, a join whose consumer group was not reached)
   #sink: ClientSink<KafkaMessage> | undefined;
   readonly #assignment: KafkaJSAssignment;
   #stopped = false;
@@ -115,13 +132,19 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
    * A binding over one KafkaJS consumer (not connected yet).
    * @param consumer a KafkaJS consumer, not connected
    * @param topics topics to subscribe to
-   * @param options `fromBeginning`, the dead-letter producer, the KafkaJS client (`kafka`: committed
-   *   offsets read at assignment, and the give-up probe; `probe`: the probe only)
+   * @param options `fromBeginning`, the dead-letter producer, the KafkaJS client (`kafka`: the
+   *   give-up probe, and committed offsets read with its admin client where the consumer's own
+   *   group cannot be reached; `probe`: the probe only), `readsCommitted` (default `true`:
+   *   each new assignment reads its committed offsets and metadata; `false` where a
+   *   transactional port reads them after fencing)
+   * @throws {InvalidArgumentError} for a bad consumer, topics or dead-letter producer, a
+   *   consumer already driven, or no `kafka` where the consumer's group cannot be wrapped
+   *   (the completed sets could not be read back)
    */
   constructor(
     consumer: Consumer,
     topics: ReadonlyArray<string | RegExp>,
-    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions; kafka?: Kafka; probe?: Kafka } = {},
+    options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions; kafka?: Kafka; probe?: Kafka; readsCommitted?: boolean } = {},
   ) {
     if (!consumer || typeof consumer.run !== "function" || typeof consumer.commitOffsets !== "function") {
       throw new InvalidArgumentError(`consumer must be a KafkaJS consumer; got ${describe(consumer)}`);
@@ -143,6 +166,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     if (options.kafka !== undefined && typeof (options.kafka as { admin?: unknown }).admin !== "function") {
       throw new InvalidArgumentError(`kafka must be the KafkaJS client (new Kafka(…)); got ${describe(options.kafka)}`);
     }
+    this.#readsCommitted = options.readsCommitted ?? true;
+    if (this.#readsCommitted) requireReadBack(options.kafka, installJoinedGroup());
     // One KafkaJS consumer serves one binding for its life: its `run()` can be called once,
     // and `close()` leaves listeners on it that stop it for good.
     refuseTaken(consumer, "(KafkaJS runs a consumer once): make a new one with kafka.consumer({ groupId, … }) for each");
@@ -151,8 +176,9 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     const seeds = options.probe ?? options.kafka;
     if (seeds !== undefined) this.probe = () => probeSeedBrokers(seeds);
     // Paused partitions' log ends (no fetch reports them): the admin client's ListOffsets, at the commit interval.
-    if (options.kafka !== undefined) {
-      this.endOffsets = (partitions) => this.#admin ? endOffsetsByTopic(partitions, (t) => this.#admin!.fetchTopicOffsets(t)) : Promise.resolve([]);
+    const kafka = options.kafka;
+    if (kafka !== undefined) {
+      this.endOffsets = (partitions) => endOffsetsByTopic(partitions, async (t) => (await this.#adminOf(kafka)).fetchTopicOffsets(t));
     }
     this.#topics = topics;
     this.#fromBeginning = options.fromBeginning ?? false;
@@ -167,7 +193,6 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       consumer,
       topics,
       sink: () => this.#sink,
-      admin: () => this.#admin,
       closed: () => this.#closed,
       stopped: () => this.#stopped,
     });
@@ -208,7 +233,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     const c = this.#consumer;
     const signal = sink.signal;
     this.#removers.push(
-      c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload.memberAssignment, e.payload.groupId)),
+      c.on(c.events.GROUP_JOIN, (e) => this.#onJoin(e.payload)),
       // Fire and forget unless eachBatch already awaited it: KafkaJS rejoins at once; the drain
       // is bounded and its commit best-effort.
       c.on(c.events.REBALANCING, () => void this.#assignment.revoke(false)),
@@ -284,23 +309,19 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     await unlessAborted(joined, signal);
   }
 
-  /** One connect-and-subscribe attempt: the consumer, then the admin client and the dead-letter producer. */
+  /** One connect-and-subscribe attempt: the consumer, then the dead-letter producer. */
   async #connect(): Promise<void> {
     const c = this.#consumer;
     await c.connect();
     this.#subscribing = true; // until it succeeded: the start's catch reads it
     await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
     this.#subscribing = false;
-    if (this.#kafka) {
-      this.#admin ??= this.#kafka.admin();
-      await this.#admin.connect();
-    }
     if (this.#deadLetters) await this.#deadLetters.producer.connect();
-    if (this.#admin && this.#deadLetterTopics.length > 0) await deadLetterTopicsExist(this.#admin, this.#deadLetterTopics);
+    if (this.#kafka && this.#deadLetterTopics.length > 0) await deadLetterTopicsExist(await this.#adminOf(this.#kafka), this.#deadLetterTopics);
   }
 
   async #disconnectAll(): Promise<void> {
-    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#admin?.disconnect(), this.#consumer.disconnect()]);
+    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#disconnectAdmin(), this.#consumer.disconnect()]);
   }
 
   pause(partitions: readonly TopicPartition[]): void {
@@ -351,7 +372,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
         this.#running = false;
         for (const remove of this.#removers) remove();
         this.#removers = [];
-        if (this.#admin) await this.#admin.disconnect().catch(() => {});
+        await this.#disconnectAdmin();
         if (this.#deadLetters) await this.#deadLetters.producer.disconnect();
       }
     })();
@@ -377,11 +398,56 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     return keyBytesHash(message.key); // over the bytes: no string per record
   }
 
-  #onJoin(memberAssignment: Record<string, number[]>, groupId: string): void {
+  #onJoin(payload: { groupId: string; memberId: string; memberAssignment: Record<string, number[]> }): void {
     this.#everJoined = true;
     this.#outage.available(); // the group coordinator answered
     this.#joined?.resolve();
-    this.#assignment.joined(memberAssignment, groupId);
+    if (!this.#readsCommitted) return this.#assignment.joined(payload.memberAssignment);
+    // Synchronously, inside KafkaJS's emit: the group noted last is the one that emitted this event.
+    const group = joinedGroup(payload);
+    if (group !== undefined) {
+      return this.#assignment.joined(payload.memberAssignment, (partitions) => readJoinedCommitted(group, partitions));
+    }
+    const kafka = this.#kafka;
+    if (kafka === undefined) {
+      // A KafkaJS copy other than the one wrapped: its completed sets could not be read back.
+      this.#sink?.failed(unreachableGroupError());
+      // The runner does not close a client that failed: leave the group and disconnect, once
+      // KafkaJS's run is under way (a stop inside its join is a no-op, and the run goes on).
+      setTimeout(() => void this.close(), 0);
+      return;
+    }
+    this.#assignment.joined(payload.memberAssignment, (partitions) => this.#readWithAdmin(kafka, payload.groupId, partitions));
+  }
+
+  /** `kafka`'s admin client, connected on first need (a failed connect is tried again at the next need). */
+  async #adminOf(kafka: Kafka): Promise<Admin> {
+    if (this.#closed) throw new Error("the consumer is closed"); // connect no admin client that close() would not disconnect
+    const connecting = this.#admin ??= (async () => {
+      const admin = kafka.admin();
+      await admin.connect();
+      return admin;
+    })();
+    try {
+      return await connecting;
+    } catch (error) {
+      if (this.#admin === connecting) this.#admin = undefined;
+      throw error;
+    }
+  }
+
+  /** The committed offsets of `partitions` read with `kafka`'s admin client (connected on first need). */
+  async #readWithAdmin(kafka: Kafka, groupId: string, partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
+    const admin = await this.#adminOf(kafka);
+    if (this.#closed) throw new Error("the consumer closed before the committed offsets were read");
+    const want = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
+    return await readCommitted(admin, groupId, [...new Set(partitions.map((p) => p.topic))], (t, p) => want.has(tpKey(t, p)));
+  }
+
+  async #disconnectAdmin(): Promise<void> {
+    const admin = this.#admin;
+    this.#admin = undefined;
+    if (admin) await admin.then((a) => a.disconnect()).catch(() => {});
   }
 
   #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {

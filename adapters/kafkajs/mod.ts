@@ -4,22 +4,24 @@
  * longer maintained upstream; where `@platformatic/kafka` runs (Node ≥ 22.22, Bun, Deno),
  * `offset-frontier/platformatic` is the binding to start with.
  *
- * How the binding drives KafkaJS: `kafkajs_client.ts`; outages and crash restarts:
- * `kafkajs_outage.ts`; the assignment: `kafkajs_assignment.ts`; exactly-once:
- * `kafkajs_transactions.ts`.
+ * How the binding drives KafkaJS: `client.ts`; outages and crash restarts: `outage.ts`;
+ * the assignment: `assignment.ts`; the committed offsets and completed sets each new
+ * assignment reads back, through the consumer's own connection: `joined_group.ts`;
+ * exactly-once: `transactions.ts`.
  *
  * @module
  */
 import process from "node:process";
 import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
 import type { ShutdownSignal } from "../shared/shutdown_signal.ts";
-import { KafkaJSClient } from "./client.ts";
+import { KafkaJSClient, releaseUnstarted } from "./client.ts";
 import { type DeadLetterOptions, transactionalDeadLetter } from "./dead_letter.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
 import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_options.ts";
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { startConsuming } from "../../core/consumer/start_consuming.ts";
 import { defined } from "../shared/defined.ts";
+import { InvalidArgumentError } from "../../core/errors.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./transactions.ts";
 
 /** Options of a KafkaJS parallel consumer. */
@@ -31,10 +33,15 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
    */
   consumer: Consumer;
   /**
-   * The KafkaJS client that made `consumer`. With it, each new assignment first reads the
-   * partitions' committed offsets and metadata (its admin client's `fetchOffsets`), so
-   * records an earlier owner finished above the committed offset are skipped instead of
-   * redone. Without it the completed sets are still written, but not read back.
+   * The KafkaJS client that made `consumer`. Needed for `transactional`; otherwise optional:
+   * with it, a consumer that gives up waiting for the cluster names the seed brokers it
+   * tried. Each new assignment reads the partitions' committed offsets and metadata (the
+   * completed sets) through `consumer`'s own connection, with or without `kafka`, so records
+   * an earlier owner finished above the committed offset are skipped instead of redone;
+   * only where that connection cannot be reached (a KafkaJS copy other than the one
+   * offset-frontier resolves as `kafkajs`) does the read need `kafka`'s admin client, and
+   * then a consumer without `kafka` is refused (`InvalidArgumentError`, at construction or
+   * at its first join) instead of writing completed sets nobody reads back.
    */
   kafka?: Kafka;
   /** Topics (names or patterns) to subscribe to. */
@@ -50,7 +57,7 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
    */
   deadLetter?: DeadLetterOptions;
   /**
-   * Exactly-once consume → process → produce (needs `kafka`): the handler's context gains
+   * Exactly-once consume → process → produce (needs `kafka`; refused without it): the handler's context gains
    * `send(...)`; its records and the record's completion commit in one transaction (one
    * transactional producer per assigned partition, id `<prefix>-<topic>-<partition>`).
    * Read the outputs with `read_committed` (KafkaJS's default).
@@ -94,15 +101,33 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
   checkKnownOptions("options.transactional", options.transactional, TRANSACTIONAL_OPTION_NAMES);
   const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, ...rest } = options;
   if (transactional !== undefined) {
+    if (kafka === undefined) {
+      // Refused before the client takes the consumer: a refused construction takes nothing.
+      throw new InvalidArgumentError(
+        "transactional mode needs kafka, the KafkaJS client that made consumer (new Kafka(…)): it makes the transactional producers and reads the committed offsets after fencing",
+      );
+    }
     // The port opens (fences) each partition before reading its committed offsets: the client reads none.
-    const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, probe: kafka }));
-    const port = new KafkaJSTransactions(kafka as Kafka, consumer, transactional, {
-      ...defined({ fromBeginning, deadLetter: deadLetter && transactionalDeadLetter(deadLetter) }),
+    const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, probe: kafka, readsCommitted: false }));
+    return untakenIfRefused(consumer, () => {
+      const port = new KafkaJSTransactions(kafka, consumer, transactional, {
+        ...defined({ fromBeginning, deadLetter: deadLetter && transactionalDeadLetter(deadLetter) }),
+      });
+      return new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
     });
-    return new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
   }
   const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, deadLetter, kafka }));
-  return new ParallelConsumer<KafkaMessage>(client, rest);
+  return untakenIfRefused(consumer, () => new ParallelConsumer<KafkaMessage>(client, rest));
+}
+
+/** Builds the rest of a consumer around a binding; a refusal there leaves `consumer` free for another try. */
+function untakenIfRefused<T>(consumer: Consumer, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    releaseUnstarted(consumer);
+    throw error;
+  }
 }
 
 /** {@link createKafkaJSConsumer}, started: resolves once consuming has begun. */

@@ -26,3 +26,13 @@ export function refuseTaken(consumer: object, remedy: string): void {
 export function take(consumer: object): void {
   taken.add(consumer);
 }
+
+/**
+ * Frees `consumer` again: its binding was built but never started, because the construction
+ * around it (a runner option, the exactly-once port) was refused afterwards; a refused
+ * construction takes nothing.
+ * @param consumer the client's consumer given to that binding
+ */
+export function release(consumer: object): void {
+  taken.delete(consumer);
+}

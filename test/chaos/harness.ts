@@ -74,6 +74,11 @@ export interface ChaosOptions {
   client?: ClientName;
   /** `batch`: the members run the batch handler with per-record results (member.ts). Default `record`. */
   handler?: "record" | "batch";
+  /**
+   * KafkaJS members: `without` (default) call `consume()` as the docs show it, with only the
+   * KafkaJS consumer; `with` also pass `kafka` (the KafkaJS client). Exactly-once always passes it.
+   */
+  kafkajsKafka?: "with" | "without";
   /** Keep the logs (their directory is reported). */
   keepLogs?: boolean;
   /**
@@ -443,6 +448,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     const cfg: MemberConfig = {
       member: id, brokers: `127.0.0.1:${proxy.port}`, topic, group, log, seed, concurrency: 32, parent: process.pid, mode: mode.name,
       ...(o.handler === "batch" ? { handler: "batch" as const } : {}),
+      ...(o.kafkajsKafka === "with" ? { kafka: "with" as const } : {}),
     };
     const [cmd, args] = memberCommand(o.runtime, client);
     const proc = spawn(cmd, [...args, JSON.stringify(cfg)], {
@@ -490,6 +496,7 @@ async function runRound(cluster: Cluster, o: ChaosOptions, round: number, seed: 
     const faults = schedule(seed, faultMs, outage ? o.outageMs ?? 60_000 : undefined);
     say(`round ${round}: topic ${topic}, ${records} records, seed ${seed}, ${faults.length} faults over ${faultMs / 1000} s` +
       (o.handler === "batch" ? ", batch handler" : "") +
+      ((o.client ?? "kafkajs") === "kafkajs" ? `, consume() ${o.kafkajsKafka === "with" ? "with" : "without"} kafka` : "") +
       (outage ? ` (outage round: broker down ${(o.outageMs ?? 60_000) / 1000} s)` : ""));
     for (let i = 0; i < (o.members ?? 3); i++) spawnMember();
     if (o.faultsAfterJoin) {

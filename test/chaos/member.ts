@@ -71,6 +71,8 @@ export interface MemberConfig {
   mode?: "at-least-once" | "exactly-once";
   /** `batch`: the batch handler with per-record results. Default `record`. */
   handler?: "record" | "batch";
+  /** `with`: `consume()` also gets `kafka` (the KafkaJS client); default only the consumer, as the docs show (exactly-once always passes it). */
+  kafka?: "with" | "without";
 }
 
 type Runtime = "node" | "bun" | "deno";
@@ -146,7 +148,9 @@ async function main(): Promise<void> {
     consumer.on(consumer.events.REBALANCING, () => event("R"));
     consumer.on(consumer.events.CRASH, (e) => event("X", e.payload.restart, oneLine(e.payload.error)));
     const started = consume({
-      kafka, // reads the completed sets back at each assignment
+      // As the docs show: the consumer alone reads the completed sets back at each assignment;
+      // exactly-once needs the client (its producers), and --kafkajs-kafka with passes it anyway.
+      ...(eos || cfg.kafka === "with" ? { kafka } : {}),
       consumer,
       topics: [cfg.topic],
       fromBeginning: true,

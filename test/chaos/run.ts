@@ -44,6 +44,9 @@ options:
   --client C            kafkajs (default), confluent (@confluentinc/kafka-javascript, Node only)
                         or platformatic (@platformatic/kafka; on Node the members run on the
                         pinned Node 24); confluent and platformatic: at-least-once only
+  --kafkajs-kafka K     with or without (default): whether the KafkaJS members' consume() also
+                        gets kafka (the KafkaJS client) or only its consumer, as the docs show
+                        (exactly-once members always pass it); --client kafkajs only
   --protocol P          the group protocol: confluent eager, cooperative or consumer (KIP-848, default);
                         platformatic eager (default) or cooperative (cooperative-sticky)
   --keep-logs           keep the members' logs and the broker's (their paths are printed)
@@ -86,6 +89,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
         handler: { type: "string" },
         client: { type: "string" },
         protocol: { type: "string" },
+        "kafkajs-kafka": { type: "string" },
         "keep-logs": { type: "boolean" },
         "faults-after-join": { type: "boolean" },
         help: { type: "boolean" },
@@ -114,6 +118,12 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
     throw new UsageError(`--protocol must be ${protocols.join(", ").replace(/, (\w+)$/, " or $1")} with --client ${client}; got ${protocol}`);
   }
   if (protocol === "cooperative" && mode === "exactly-once") throw new UsageError("--mode exactly-once runs with eager assignors only (the platformatic binding refuses cooperative-sticky with transactional)");
+  const kafkajsKafka = values["kafkajs-kafka"];
+  if (kafkajsKafka !== undefined && kafkajsKafka !== "with" && kafkajsKafka !== "without") {
+    throw new UsageError(`--kafkajs-kafka must be with or without; got ${kafkajsKafka}`);
+  }
+  if (kafkajsKafka !== undefined && client !== "kafkajs") throw new UsageError("--kafkajs-kafka applies to --client kafkajs only");
+  if (kafkajsKafka === "without" && mode === "exactly-once") throw new UsageError("--mode exactly-once needs kafka (the transactional producers): --kafkajs-kafka without does not apply");
   const records = int("records", values.records, 2);
   const seed = int("seed", values.seed, 0);
   const outageEvery = int("outage-every", values["outage-every"], 0);
@@ -130,6 +140,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; json: 
       client: client as ClientName,
       ...(handler === "batch" ? { handler } : {}),
       ...(protocol !== undefined ? { protocol } : {}),
+      ...(kafkajsKafka !== undefined ? { kafkajsKafka: kafkajsKafka as "with" | "without" } : {}),
       keepLogs: values["keep-logs"] ?? false,
       faultsAfterJoin: values["faults-after-join"] ?? false,
       ...(records !== undefined ? { records } : {}),
@@ -231,7 +242,7 @@ async function main(): Promise<number> {
   if (options.client === "platformatic") process.env.PLATFORMATIC_PROTOCOL = protocol ?? "eager"; // read by the members
   const results = await runChaos({ ...options, progress: (line) => console.error(line) });
   for (const r of results) if (r.logDir) console.error(`round ${r.round} logs: ${r.logDir}`);
-  if (parsed.json) process.stdout.write(`${JSON.stringify({ ...toJson(results), ...(options.handler === "batch" ? { handler: "batch" } : {}) })}\n`);
+  if (parsed.json) process.stdout.write(`${JSON.stringify({ ...toJson(results), ...(options.handler === "batch" ? { handler: "batch" } : {}), ...(options.client === "kafkajs" ? { kafkajsKafka: options.kafkajsKafka ?? "without" } : {}) })}\n`);
   else console.log(table(results));
   return passed(results) ? 0 : 1;
 }

@@ -139,7 +139,7 @@ const KAFKAJS: Binding = {
     });
     if (o.transactional) {
       // As createKafkaJSConsumer does: the port opens (fences) each partition, then reads and seeks.
-      const client = new KafkaJSClient(consumer, o.topics, { probe: k, ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}) });
+      const client = new KafkaJSClient(consumer, o.topics, { probe: k, readsCommitted: false, ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}) });
       const port = new KafkaJSTransactions(k, consumer, o.transactional, {
         ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
         ...(o.deadLetter ? { deadLetter: kafkaJSTransactionalDeadLetter({ producer: k.producer() }) } : {}),

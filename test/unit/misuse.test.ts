@@ -129,6 +129,9 @@ test("one KafkaJS consumer given to a second offset-frontier consumer is refused
   const consumer = k.consumer({ groupId: "g" });
   // refused for another reason first: the consumer stays free
   refused(() => createKafkaJSConsumer({ consumer, kafka: k, topics: [], handler }), /topics/);
+  // … or by the runner, after the binding was built around it
+  refused(() => createKafkaJSConsumer({ consumer, kafka: k, topics: ["t"], handler, concurrency: -1 }), /concurrency/);
+  refused(() => createKafkaJSConsumer({ consumer, kafka: k, topics: ["t"], handler, transactional: { timeoutMs: -1 } }), /timeoutMs/);
   createKafkaJSConsumer({ consumer, kafka: k, topics: ["t"], handler });
   refused(() => createKafkaJSConsumer({ consumer, kafka: k, topics: ["t"], handler }), /already driven by another offset-frontier consumer/, /kafka\.consumer/);
   createKafkaJSConsumer({ consumer: k.consumer({ groupId: "g" }), kafka: k, topics: ["t"], handler }); // a new one is fine
