@@ -54,7 +54,7 @@
 import type { Admin } from "kafkajs";
 import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
 import { readCommitted } from "./committed.ts";
-import { installJoinedGroup, joinedGroup, readJoinedCommitted, requireReadBack, unreachableGroupError } from "./joined_group.ts";
+import { installJoinedGroup, type JoinedGroup, joinedGroup, readJoinedCommitted, readJoinedEndOffsets, requireReadBack, unreachableGroupError } from "./joined_group.ts";
 import { KafkaJSAssignment } from "./assignment.ts";
 import { KafkaJSCommits } from "./commits.ts";
 import { type DeadLetterOptions, deadLetterTopicsExist, KafkaJSDeadLetters, topicOf } from "./dead_letter.ts";
@@ -105,6 +105,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly #deadLetters: KafkaJSDeadLetters | undefined;
   readonly #kafka: Kafka | undefined;
   readonly #readsCommitted: boolean;
+  #group: JoinedGroup | undefined; // the KafkaJS consumer group of the last join, when it was reached
   #admin: Promise<Admin> | undefined; // `kafka`'s, connected on first need (dead-letter topics, paused partitions' log ends, a join whose consumer group was not reached)
   #sink: ClientSink<KafkaMessage> | undefined;
   readonly #assignment: KafkaJSAssignment;
@@ -176,10 +177,15 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     const seeds = options.probe ?? options.kafka;
     if (seeds !== undefined) this.probe = () => probeSeedBrokers(seeds);
     // Paused partitions' log ends (no fetch reports them): the admin client's ListOffsets, at the commit interval.
+    // Paused partitions' log ends (no fetch reports them): the consumer group's own cluster,
+    // else (a KafkaJS copy whose group was not reached) `kafka`'s admin client.
     const kafka = options.kafka;
-    if (kafka !== undefined) {
-      this.endOffsets = (partitions) => endOffsetsByTopic(partitions, async (t) => (await this.#adminOf(kafka)).fetchTopicOffsets(t));
-    }
+    this.endOffsets = (partitions) => {
+      const group = this.#group;
+      if (group !== undefined) return readJoinedEndOffsets(group, partitions);
+      if (kafka !== undefined) return endOffsetsByTopic(partitions, async (t) => (await this.#adminOf(kafka)).fetchTopicOffsets(t));
+      return Promise.resolve([]);
+    };
     this.#topics = topics;
     this.#fromBeginning = options.fromBeginning ?? false;
     const outage = this.#outage = new KafkaJSOutage({
@@ -354,6 +360,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#group = undefined;
     this.#outage.close();
     const c = this.#consumer;
     // KafkaJS arms its restart timer only after a crash's own disconnect returned, so a
@@ -404,7 +411,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     this.#joined?.resolve();
     if (!this.#readsCommitted) return this.#assignment.joined(payload.memberAssignment);
     // Synchronously, inside KafkaJS's emit: the group noted last is the one that emitted this event.
-    const group = joinedGroup(payload);
+    const group = this.#group = joinedGroup(payload);
     if (group !== undefined) {
       return this.#assignment.joined(payload.memberAssignment, (partitions) => readJoinedCommitted(group, partitions));
     }

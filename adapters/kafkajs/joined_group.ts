@@ -21,7 +21,8 @@
  * @module
  */
 import { createRequire } from "node:module";
-import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import type { CommittedPosition, EndOffset, TopicPartition } from "../../core/consumer/client.ts";
+import { endOffsetOf } from "../shared/end_offsets.ts";
 import { InvalidArgumentError } from "../../core/errors.ts";
 import { fromStored } from "../shared/stored_metadata.ts";
 
@@ -38,6 +39,10 @@ export interface JoinedGroup {
     findGroupCoordinator(request: { groupId: string }): Promise<{
       offsetFetch(request: { groupId: string; topics: Array<{ topic: string; partitions: Array<{ partition: number }> }> }): Promise<OffsetFetchAnswer>;
     }>;
+    /** ListOffsets per leader (latest offsets unless `fromBeginning`), at the consumer's isolation level. */
+    fetchTopicsOffset?(
+      topics: Array<{ topic: string; partitions: Array<{ partition: number }>; fromBeginning: boolean }>,
+    ): Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>>;
   };
 }
 
@@ -129,6 +134,34 @@ export async function readJoinedCommitted(group: JoinedGroup, partitions: readon
         offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
         metadata: fromStored(p.metadata),
       });
+    }
+  }
+  return out;
+}
+
+/**
+ * The log end offsets of `partitions` (paused ones: no fetch reports theirs) through the
+ * group's own cluster: one ListOffsets per leader, at the consumer's isolation level (with
+ * `read_committed`, KafkaJS's default, the last stable offset), as KafkaJS resolves a
+ * partition without a committed offset. A partition not answered is left out.
+ * @param group the group from {@link joinedGroup}
+ * @param partitions the partitions to ask for
+ */
+export async function readJoinedEndOffsets(group: JoinedGroup, partitions: readonly TopicPartition[]): Promise<EndOffset[]> {
+  const fetch = group.cluster.fetchTopicsOffset;
+  if (typeof fetch !== "function" || partitions.length === 0) return [];
+  const byTopic = new Map<string, Array<{ partition: number }>>();
+  for (const { topic, partition } of partitions) {
+    let ps = byTopic.get(topic);
+    if (!ps) byTopic.set(topic, ps = []);
+    ps.push({ partition });
+  }
+  const answer = await fetch.call(group.cluster, [...byTopic].map(([topic, ps]) => ({ topic, partitions: ps, fromBeginning: false })));
+  const out: EndOffset[] = [];
+  for (const t of answer) {
+    for (const p of t.partitions) {
+      const endOffset = endOffsetOf(p.offset);
+      if (endOffset !== undefined && byTopic.get(t.topic)?.some((q) => q.partition === p.partition)) out.push({ topic: t.topic, partition: p.partition, endOffset });
     }
   }
   return out;

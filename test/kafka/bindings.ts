@@ -55,6 +55,8 @@ export interface CreateOptions extends Omit<ParallelConsumerOptions<TestMessage>
   onBatch?: (partition: number, size: number) => void;
   /** The group protocol: Confluent (default from CONFLUENT_PROTOCOL, else `consumer`); platformatic `eager` (default) or `cooperative`. */
   protocol?: ConfluentProtocol;
+  /** KafkaJS only: the binding without the KafkaJS client (`kafka`), as the README calls it. */
+  withoutKafka?: boolean;
   /** Exactly-once mode through the binding's transactional port (not the Confluent binding: it has none); dead letters then go in the transactions. */
   transactional?: TransactionalOptions;
 }
@@ -124,6 +126,7 @@ function runnerOptions(o: CreateOptions): Omit<ParallelConsumerOptions<TestMessa
     onBatch: _o,
     protocol: _p,
     transactional: _x,
+    withoutKafka: _k,
     ...rest
   } = o;
   return rest;
@@ -147,7 +150,7 @@ const KAFKAJS: Binding = {
       return new ParallelConsumer<TestMessage>(observed(client, o), { ...runnerOptions(o), handler: o.handler, transactional: { ...o.transactional, port } });
     }
     const client = new KafkaJSClient(consumer, o.topics, {
-      kafka: k,
+      ...(o.withoutKafka ? {} : { kafka: k }),
       ...(o.fromBeginning !== undefined ? { fromBeginning: o.fromBeginning } : {}),
       ...(o.deadLetter ? { deadLetter: { producer: k.producer() } } : {}),
     });
