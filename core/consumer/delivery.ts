@@ -15,7 +15,7 @@ import type { DirectBatches } from "./direct_batch.ts";
 import { type Dispatcher, type Lane, Work } from "./dispatcher.ts";
 import type { ConsumerLife } from "./lifecycle.ts";
 import type { RecordRunner } from "./record_runner.ts";
-import type { Handler } from "./runner_options.ts";
+import type { Handler } from "./record_context.ts";
 import { CapacityError } from "../errors.ts";
 import type { CompletedSet } from "../tracker/completed_set/mod.ts";
 import { Completion } from "../tracker/engine.ts";

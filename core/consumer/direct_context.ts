@@ -7,7 +7,7 @@
  * @module
  */
 import type { Lane } from "./dispatcher.ts";
-import type { RecordContext } from "./runner_options.ts";
+import type { RecordContext } from "./record_context.ts";
 
 /** The context of a record's first attempt when it starts directly (see the module doc). */
 export class DirectContext<M> implements RecordContext {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { OutputRecord } from "./transactions.ts";
+import type { OutputRecord, TransactionalSend } from "./transactions.ts";
 
 /** What the handler gets besides the record. */
 export interface RecordContext {
@@ -27,3 +27,6 @@ export interface RecordContext {
 
 /** The user's record handler. A thrown error or rejected promise is a failed attempt. */
 export type Handler<M> = (message: M, context: RecordContext) => unknown;
+
+/** The handler's context in exactly-once mode: {@link RecordContext} with `send`. */
+export type TransactionalContext = RecordContext & TransactionalSend;

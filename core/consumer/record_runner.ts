@@ -15,7 +15,7 @@ import type { EventHub } from "./metrics.ts";
 import { type ResolvedRetryPolicy, backoffDelay, canRetry } from "./retry.ts";
 import { retryDelay } from "./retry_after.ts";
 import type { StuckRecordError, StuckWatch } from "./stuck.ts";
-import type { Handler, RecordContext, TransactionalContext } from "./runner_options.ts";
+import type { Handler, RecordContext, TransactionalContext } from "./record_context.ts";
 import { checkOutput, type OutputRecord } from "./transactions.ts";
 import { InvalidArgumentError, OffsetFrontierError } from "../errors.ts";
 import { Completion } from "../tracker/engine.ts";

@@ -16,10 +16,10 @@ import type { ConsumerLogger } from "./logger.ts";
 import type { RateLimitOptions } from "./rate_limit.ts";
 import type { RetryPolicy } from "./retry.ts";
 import type { StuckOptions } from "./stuck.ts";
-import type { TransactionalOptions, TransactionalPort, TransactionalSend } from "./transactions.ts";
-import type { Handler, RecordContext } from "./record_context.ts";
+import type { TransactionalOptions, TransactionalPort } from "./transactions.ts";
+import type { Handler } from "./record_context.ts";
 
-export type { Handler, RecordContext } from "./record_context.ts";
+export type { Handler, RecordContext, TransactionalContext } from "./record_context.ts";
 
 /** Options of a {@link ParallelConsumer}. */
 export interface ParallelConsumerOptions<M> extends DispatchOptions {
@@ -82,8 +82,6 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
   transactional?: TransactionalOptions & { port: TransactionalPort };
 }
 
-/** The handler's context in exactly-once mode: {@link RecordContext} with `send`. */
-export type TransactionalContext = RecordContext & TransactionalSend;
 
 /** Every option name of {@link ParallelConsumerOptions}, nested ones by object. */
 const CONSUMER_OPTION_NAMES: {
