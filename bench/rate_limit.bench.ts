@@ -15,7 +15,7 @@
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { ParallelConsumer } from "../core/mod.ts";
-import { resolveRateLimit } from "../core/consumer/rate_limit.ts";
+import { resolveRateLimit } from "../core/consumer/records/rate_limit.ts";
 import { MemoryClient, type Msg, range } from "../test/unit/runner_client.ts";
 
 const { values } = parseArgs({

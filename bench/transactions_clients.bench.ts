@@ -23,7 +23,7 @@ import { Consumer } from "@platformatic/kafka";
 import { createKafkaJSConsumer, KafkaJSTransactions } from "../adapters/kafkajs/mod.ts";
 import { createPlatformaticConsumer, PlatformaticTransactions } from "../adapters/platformatic/mod.ts";
 import type { ClientConsumer } from "../adapters/platformatic/types.ts";
-import type { TransactionalPort } from "../core/consumer/transactions.ts";
+import type { TransactionalPort } from "../core/consumer/port/transactions.ts";
 import { createTopic, endOffsets, produce, withBroker } from "../test/broker/broker.ts";
 import { kafka, unique } from "../test/kafka/helpers.ts";
 import { cli, intFlag } from "./cli.ts";

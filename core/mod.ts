@@ -42,15 +42,15 @@ export type {
   ProbeResult,
   RevokeOptions,
   TopicPartition,
-} from "./consumer/client.ts";
-export { type CommitMode, type CommitOptions, CommitTimeoutError } from "./consumer/commit_scheduler.ts";
+} from "./consumer/port/mod.ts";
+export { type CommitMode, type CommitOptions, CommitTimeoutError } from "./consumer/commits/mod.ts";
 export {
   type AvailableEvent,
   type ClusterMetrics,
   type ClusterOptions,
   type ClusterState,
   type UnavailableEvent,
-} from "./consumer/cluster.ts";
+} from "./consumer/port/mod.ts";
 export {
   ClusterRefusedError,
   ClusterUnavailableError,
@@ -59,8 +59,8 @@ export {
   StartInterruptedError,
   type UncommittedPartition,
 } from "./errors.ts";
-export { type ConsumerLogger, type LogFields } from "./consumer/logger.ts";
-export type { DispatchOptions, Ordering } from "./consumer/dispatcher.ts";
+export { type ConsumerLogger, type LogFields } from "./consumer/port/mod.ts";
+export type { DispatchOptions, Ordering } from "./consumer/dispatch/mod.ts";
 export {
   type ClaimEvent,
   type CommitEvent,
@@ -76,12 +76,12 @@ export {
   type ResumeEvent,
   type RetryEvent,
   type StallEvent,
-} from "./consumer/metrics.ts";
-export type { OnExhausted, RetryPolicy } from "./consumer/retry.ts";
-export type { RateLimitOptions } from "./consumer/rate_limit.ts";
-export { type StuckAction, type StuckEvent, type StuckOptions, StuckRecordError } from "./consumer/stuck.ts";
-export type { BatchContext, BatchHandler, BatchOptions, BatchResult } from "./consumer/batch.ts";
-export { parseRetryAfter, RetryAfterError } from "./consumer/retry_after.ts";
+} from "./consumer/port/mod.ts";
+export type { OnExhausted, RetryPolicy } from "./consumer/records/mod.ts";
+export type { RateLimitOptions } from "./consumer/records/mod.ts";
+export { type StuckAction, type StuckEvent, type StuckOptions, StuckRecordError } from "./consumer/records/mod.ts";
+export type { BatchContext, BatchHandler, BatchOptions, BatchResult } from "./consumer/records/mod.ts";
+export { parseRetryAfter, RetryAfterError } from "./consumer/records/mod.ts";
 export {
   type OpenPartition,
   type OutputRecord,
@@ -93,7 +93,7 @@ export {
   type TransactionEvent,
   type TransactionMetrics,
   type TransactionOutcome,
-} from "./consumer/transactions.ts";
+} from "./consumer/port/mod.ts";
 export {
   type ConsumerState,
   type Handler,

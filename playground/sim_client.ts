@@ -1,5 +1,5 @@
 /**
- * The playground's binding of the client port (`ConsumerClient` in core/consumer/client.ts):
+ * The playground's binding of the client port (`ConsumerClient` in core/consumer/port/client.ts):
  * one member of a consumer group over a {@link SimBroker}. It fetches a batch per partition
  * every `fetchIntervalMs` (unless the runner paused it), commits after a simulated latency,
  * and turns the page's buttons into group events: an assignment, an orderly revoke, or a

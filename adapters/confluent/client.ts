@@ -30,8 +30,8 @@
  *
  * @module
  */
-import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, TopicPartition } from "../../core/consumer/client.ts";
-import { CLAIM_READ_MS } from "../../core/consumer/claims.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, TopicPartition } from "../../core/consumer/port/mod.ts";
+import { CLAIM_READ_MS } from "../../core/consumer/commits/mod.ts";
 import { batchOffsets } from "../shared/batch_offsets.ts";
 import { groupByTopic, tpKey } from "../shared/topic_partitions.ts";
 import { InvalidArgumentError, describe } from "../../core/errors.ts";

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { CommitOffset } from "../../core/consumer/client.ts";
+import type { CommitOffset } from "../../core/consumer/port/mod.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
 import type { CommitVerifier, ReadBack } from "./commits.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 import { InvalidArgumentError, describe } from "../../core/errors.ts";
-import type { DeadLetterInfo } from "../../core/consumer/client.ts";
+import type { DeadLetterInfo } from "../../core/consumer/port/mod.ts";
 import { deadLetterHeaders } from "../shared/dead_letter_headers.ts";
 import type { ConfluentHeaders, ConfluentMessage, ConfluentProducer } from "./types.ts";
 

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { EndOffset, TopicPartition } from "../../core/consumer/client.ts";
+import type { EndOffset, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { endOffsetsByTopic } from "../shared/end_offsets.ts";
 import type { ConfluentAdmin, ConfluentConsumer } from "./types.ts";
 

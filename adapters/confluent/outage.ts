@@ -1,6 +1,6 @@
 /**
  * Broker outages as the Confluent binding reports them to the runner
- * (`ClientSink.unavailable` / `available`, see core/consumer/cluster.ts). librdkafka
+ * (`ClientSink.unavailable` / `available`, see core/consumer/port/cluster.ts). librdkafka
  * reconnects by itself and says so only through error events: `ERR__ALL_BROKERS_DOWN`
  * (-187) when no broker connection is up, `ERR__TRANSPORT` (-195) when one connection
  * broke (also an idle connection the broker closed: harmless), `ERR__RESOLVE` (-193) when

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import type { CommittedPosition, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
 import type { ConfluentStartingPartition, ConfluentTopicPartition } from "./types.ts";
 

@@ -10,7 +10,7 @@
  */
 import type { Consumer, KafkaMessage } from "./types.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
-import type { ClientSink, CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, CommittedPosition, TopicPartition } from "../../core/consumer/port/mod.ts";
 
 /** What a {@link KafkaJSAssignment} reads and drives. */
 export interface KafkaJSAssignmentInputs {

@@ -63,7 +63,7 @@ import { unlessAborted } from "./waits.ts";
 import { batchOffsets } from "../shared/batch_offsets.ts";
 import { checkCorrected, installReadCommitted, type KafkaJSBatchLike } from "./read_committed.ts";
 import { groupByTopic, tpKey } from "../shared/topic_partitions.ts";
-import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, EndOffset, ProbeResult, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, EndOffset, ProbeResult, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { endOffsetOf, endOffsetsByTopic } from "../shared/end_offsets.ts";
 import { probeSeedBrokers } from "./probe.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";

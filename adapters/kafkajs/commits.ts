@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { CommitOffset } from "../../core/consumer/client.ts";
+import type { CommitOffset } from "../../core/consumer/port/mod.ts";
 import { isUnreachable } from "./errors.ts";
 import type { Consumer } from "./types.ts";
 import { toStored } from "../shared/stored_metadata.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Admin } from "kafkajs";
-import type { CommittedPosition } from "../../core/consumer/client.ts";
+import type { CommittedPosition } from "../../core/consumer/port/mod.ts";
 import { fromStored } from "../shared/stored_metadata.ts";
 
 /**

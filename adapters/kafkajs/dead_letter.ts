@@ -8,8 +8,8 @@
  */
 import type { Admin, IHeaders } from "kafkajs";
 import { ClusterRefusedError } from "../../core/errors.ts";
-import type { ClientSink, DeadLetterInfo } from "../../core/consumer/client.ts";
-import type { OutputRecord } from "../../core/consumer/transactions.ts";
+import type { ClientSink, DeadLetterInfo } from "../../core/consumer/port/mod.ts";
+import type { OutputRecord } from "../../core/consumer/port/mod.ts";
 import { deadLetterHeaders } from "../shared/dead_letter_headers.ts";
 import { isUnreachable } from "./errors.ts";
 import type { KafkaMessage, Producer } from "./types.ts";

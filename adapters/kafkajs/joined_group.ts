@@ -21,7 +21,7 @@
  * @module
  */
 import { createRequire } from "node:module";
-import type { CommittedPosition, EndOffset, TopicPartition } from "../../core/consumer/client.ts";
+import type { CommittedPosition, EndOffset, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { endOffsetOf } from "../shared/end_offsets.ts";
 import { InvalidArgumentError } from "../../core/errors.ts";
 import { fromStored } from "../shared/stored_metadata.ts";

@@ -1,6 +1,6 @@
 /**
  * Broker outages as the KafkaJS binding reports them to the runner
- * (`ClientSink.unavailable` / `available`, see core/consumer/cluster.ts), and the restart
+ * (`ClientSink.unavailable` / `available`, see core/consumer/port/cluster.ts), and the restart
  * of a crashed KafkaJS consumer.
  *
  * - The start's connect-and-subscribe attempts go on, with the runner's capped backoff,
@@ -18,7 +18,7 @@
 import type { Consumer, KafkaMessage } from "./types.ts";
 import { brokersOf, isKafkaJSError, refusalOf } from "./errors.ts";
 import { sleepUnlessAborted, unlessAborted } from "./waits.ts";
-import type { ClientSink } from "../../core/consumer/client.ts";
+import type { ClientSink } from "../../core/consumer/port/mod.ts";
 import { ClusterRefusedError } from "../../core/errors.ts";
 
 /** What a {@link KafkaJSOutage} reads and drives. */

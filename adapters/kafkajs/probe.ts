@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { ProbeResult } from "../../core/consumer/client.ts";
+import type { ProbeResult } from "../../core/consumer/port/mod.ts";
 import type { Kafka } from "./types.ts";
 
 /** The parts of KafkaJS 2.2.x's private cluster and connection pool the probe uses. */

@@ -8,7 +8,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { IHeaders, Message } from "kafkajs";
-import type { OutputRecord } from "../../core/consumer/transactions.ts";
+import type { OutputRecord } from "../../core/consumer/port/mod.ts";
 
 /** Kafka error codes that mean another producer with the same transactional id took over. */
 const FENCED_CODES = new Set([47 /* INVALID_PRODUCER_EPOCH */, 90 /* PRODUCER_FENCED */]);

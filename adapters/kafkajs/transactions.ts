@@ -31,7 +31,7 @@
  * @module
  */
 import type { Admin, Consumer, Kafka, Message, Producer } from "kafkajs";
-import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import type { CommittedPosition, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
 import { PartitionProducers, type ProducerStats } from "../shared/partition_producers.ts";
 import { toStored } from "../shared/stored_metadata.ts";
@@ -42,7 +42,7 @@ import type {
   TransactionalOptions,
   TransactionalPort,
   TransactionOutcome,
-} from "../../core/consumer/transactions.ts";
+} from "../../core/consumer/port/mod.ts";
 import { InvalidArgumentError, describe } from "../../core/errors.ts";
 import { isFenced, REQUEST_BYTES, sizeOf, timeout, toKafkaJSMessage } from "./transaction_steps.ts";
 

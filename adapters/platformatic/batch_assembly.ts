@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { DeliveredBatch } from "../../core/consumer/client.ts";
+import type { DeliveredBatch } from "../../core/consumer/port/mod.ts";
 import { type AbortedTransaction, type BatchHead, deliverableBatches } from "./aborted_filter.ts";
 
 /** A record as a fetch response holds it (the parts read here). */

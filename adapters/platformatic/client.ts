@@ -30,7 +30,7 @@
  * @module
  */
 import type { Buffer } from "node:buffer";
-import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { ClusterRefusedError, describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { TopicPartition } from "../../core/consumer/client.ts";
+import type { TopicPartition } from "../../core/consumer/port/mod.ts";
 
 /** The parts of an OffsetCommit response read here. */
 export interface OffsetCommitAnswer {

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { CommitOffset } from "../../core/consumer/client.ts";
+import type { CommitOffset } from "../../core/consumer/port/mod.ts";
 import { commitFailures, type OffsetCommitAnswer } from "./commit_response.ts";
 import { CommitNotAcknowledgedError, isUnreachable } from "./errors.ts";
 import { sendOffsetCommit } from "./group_requests.ts";

@@ -8,8 +8,8 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import type { ClientSink, DeadLetterInfo } from "../../core/consumer/client.ts";
-import type { OutputRecord } from "../../core/consumer/transactions.ts";
+import type { ClientSink, DeadLetterInfo } from "../../core/consumer/port/mod.ts";
+import type { OutputRecord } from "../../core/consumer/port/mod.ts";
 import { deadLetterHeaders } from "../shared/dead_letter_headers.ts";
 import { sleepUnlessAborted } from "../kafkajs/waits.ts";
 import { isUnreachable } from "./errors.ts";

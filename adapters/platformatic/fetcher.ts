@@ -14,7 +14,7 @@
  */
 import type { Buffer } from "node:buffer";
 import { ConnectionPool, kOptions } from "@platformatic/kafka";
-import type { ClientSink, EndOffset, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, EndOffset, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { endOffsetOf } from "../shared/end_offsets.ts";
 import { groupByTopic } from "../shared/topic_partitions.ts";
 import { assembleBatch, type RawBatch, type RawRecord } from "./batch_assembly.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 import { offsetCommitV8, offsetFetchV8 } from "@platformatic/kafka";
-import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import type { CommittedPosition, TopicPartition } from "../../core/consumer/port/mod.ts";
 import type { ClientConsumer } from "./types.ts";
 import { fromStored } from "../shared/stored_metadata.ts";
 

@@ -24,7 +24,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import type { ClientSink, CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, CommittedPosition, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
 import type { Fetcher, FetchSettings } from "./fetcher.ts";
 import { committedWithRetries, startPositions } from "./positions.ts";

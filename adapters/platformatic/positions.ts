@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import type { CommittedPosition, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { sleepUnlessAborted } from "../kafkajs/waits.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
 import { readCommitted } from "./group_requests.ts";

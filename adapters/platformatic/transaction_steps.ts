@@ -16,8 +16,8 @@
  */
 import { Buffer } from "node:buffer";
 import { txnOffsetCommitV4 } from "@platformatic/kafka";
-import type { OutputRecord } from "../../core/consumer/transactions.ts";
-import type { CommitOffset } from "../../core/consumer/client.ts";
+import type { OutputRecord } from "../../core/consumer/port/mod.ts";
+import type { CommitOffset } from "../../core/consumer/port/mod.ts";
 import { errorChain } from "../shared/error_chain.ts";
 import { toStored } from "../shared/stored_metadata.ts";
 import { coordinatorConnection } from "./group_requests.ts";

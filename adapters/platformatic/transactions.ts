@@ -32,14 +32,14 @@
  * @module
  */
 import { kOptions, Producer } from "@platformatic/kafka";
-import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
+import type { CommittedPosition, TopicPartition } from "../../core/consumer/port/mod.ts";
 import type {
   OpenPartition,
   PartitionTransaction,
   TransactionalOptions,
   TransactionalPort,
   TransactionOutcome,
-} from "../../core/consumer/transactions.ts";
+} from "../../core/consumer/port/mod.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { tpKey } from "../shared/topic_partitions.ts";
 import { REQUEST_BYTES, sizeOf, timeout } from "../shared/transaction_bounds.ts";

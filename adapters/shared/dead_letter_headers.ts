@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { DeadLetterInfo } from "../../core/consumer/client.ts";
+import type { DeadLetterInfo } from "../../core/consumer/port/mod.ts";
 
 /** Header names carried by a dead letter (besides the record's own headers). */
 export const DEAD_LETTER_HEADERS = {

@@ -1,10 +1,10 @@
 /**
  * Log end offsets (high watermarks) as the bindings read them from their clients, for the
- * lag in `metrics()` (core/consumer/log_end.ts).
+ * lag in `metrics()` (core/consumer/dispatch/log_end.ts).
  *
  * @module
  */
-import type { EndOffset, TopicPartition } from "../../core/consumer/client.ts";
+import type { EndOffset, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { groupByTopic } from "./topic_partitions.ts";
 
 /**

@@ -10,8 +10,8 @@
  *
  * @module
  */
-import type { CommittedPosition, TopicPartition } from "../../core/consumer/client.ts";
-import type { OpenPartition, TransactionOutcome } from "../../core/consumer/transactions.ts";
+import type { CommittedPosition, TopicPartition } from "../../core/consumer/port/mod.ts";
+import type { OpenPartition, TransactionOutcome } from "../../core/consumer/port/mod.ts";
 import { releaseProducers, runSerialTransaction, type SerialProducer } from "./serial_transaction.ts";
 import { tpKey } from "./topic_partitions.ts";
 

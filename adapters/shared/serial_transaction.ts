@@ -8,8 +8,8 @@
  *
  * @module
  */
-import type { TopicPartition } from "../../core/consumer/client.ts";
-import type { TransactionOutcome } from "../../core/consumer/transactions.ts";
+import type { TopicPartition } from "../../core/consumer/port/mod.ts";
+import type { TransactionOutcome } from "../../core/consumer/port/mod.ts";
 import { timeout, TransactionTimeoutError, VERDICT_GRACE_MS } from "./transaction_bounds.ts";
 import { tpKey } from "./topic_partitions.ts";
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { TopicPartition } from "../../core/consumer/client.ts";
+import type { TopicPartition } from "../../core/consumer/port/mod.ts";
 
 /** A map key for a topic-partition (NUL cannot occur in a topic name). */
 export const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;

@@ -6,7 +6,7 @@
  * @module
  */
 import { OffsetFrontierError } from "../../core/errors.ts";
-import type { OutputRecord } from "../../core/consumer/transactions.ts";
+import type { OutputRecord } from "../../core/consumer/port/mod.ts";
 
 /** Output bytes per produce request of a transaction. */
 export const REQUEST_BYTES = 256 * 1024;

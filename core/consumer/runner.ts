@@ -29,39 +29,39 @@
  *
  * @module
  */
-import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from "./client.ts";
-import { Claims } from "./claims.ts";
-import { BatchCollector, resolveBatchOptions } from "./batch.ts";
-import { DirectBatches } from "./direct_batch.ts";
-import type { KeyReader } from "./distinct_keys.ts";
-import { ClusterWatch, withProbe } from "./cluster.ts";
-import { CommitScheduler } from "./commit_scheduler.ts";
-import { Delivery } from "./delivery.ts";
-import { Dispatcher } from "./dispatcher.ts";
-import { ExactlyOnce } from "./exactly_once.ts";
-import { ConsumerLife, type ConsumerState } from "./lifecycle.ts";
-import { type ConsumerEvents, type ConsumerMetrics, EventHub, type Listener } from "./metrics.ts";
-import { RateGate, resolveRateLimit } from "./rate_limit.ts";
-import { Rebalance } from "./rebalance.ts";
-import { RecordRunner } from "./record_runner.ts";
-import { resolveRetryPolicy } from "./retry.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from "./port/mod.ts";
+import { Claims } from "./commits/mod.ts";
+import { BatchCollector, resolveBatchOptions } from "./records/mod.ts";
+import { DirectBatches } from "./records/mod.ts";
+import type { KeyReader } from "./dispatch/mod.ts";
+import { ClusterWatch, withProbe } from "./port/mod.ts";
+import { CommitScheduler } from "./commits/mod.ts";
+import { Delivery } from "./records/mod.ts";
+import { Dispatcher } from "./dispatch/mod.ts";
+import { ExactlyOnce } from "./commits/mod.ts";
+import { ConsumerLife, type ConsumerState } from "./port/mod.ts";
+import { type ConsumerEvents, type ConsumerMetrics, EventHub, type Listener } from "./port/mod.ts";
+import { RateGate, resolveRateLimit } from "./records/mod.ts";
+import { Rebalance } from "./commits/mod.ts";
+import { RecordRunner } from "./records/mod.ts";
+import { resolveRetryPolicy } from "./records/mod.ts";
 import { checkConsumerOptions, checkHandlerChoice, countOrInfinity, nonNegative, type ParallelConsumerOptions } from "./runner_options.ts";
-import { drainAndClose } from "./shutdown.ts";
-import { Narrator, resolveLogger } from "./logger.ts";
+import { drainAndClose } from "./commits/mod.ts";
+import { Narrator, resolveLogger } from "./port/mod.ts";
 import { CommitTally, snapshot } from "./snapshot.ts";
-import { StallGuard } from "./stall.ts";
-import { LogEnds } from "./log_end.ts";
-import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
-import { UserPause } from "./user_pause.ts";
-import { resolveTransactionalOptions } from "./transactions.ts";
+import { StallGuard } from "./commits/mod.ts";
+import { LogEnds } from "./dispatch/mod.ts";
+import { resolveStuckOptions, StuckWatch } from "./records/mod.ts";
+import { UserPause } from "./records/mod.ts";
+import { resolveTransactionalOptions } from "./port/mod.ts";
 import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
 import { Frontier } from "../tracker/frontier.ts";
 
 /** The completed-set budget of the runner unless one is given (characters): the broker's 4,096 less the stored NUL. */
 const RUNNER_BUDGET = 4_095;
 
-export type { ConsumerState } from "./lifecycle.ts";
-export { PartitionStoppedError } from "./record_runner.ts";
+export type { ConsumerState } from "./port/mod.ts";
+export { PartitionStoppedError } from "./records/mod.ts";
 export type { Handler, ParallelConsumerOptions, RecordContext, TransactionalContext } from "./runner_options.ts";
 
 /**

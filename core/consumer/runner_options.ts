@@ -4,22 +4,22 @@
  *
  * @module
  */
-import type { BatchOptions } from "./batch.ts";
-import type { CommitOptions } from "./commit_scheduler.ts";
+import type { BatchOptions } from "./records/mod.ts";
+import type { CommitOptions } from "./commits/mod.ts";
 import { checkKnownOptions, type OptionNames } from "./known_options.ts";
 import { describe, InvalidArgumentError } from "../errors.ts";
-import type { DispatchOptions } from "./dispatcher.ts";
+import type { DispatchOptions } from "./dispatch/mod.ts";
 import type { EngineChoice } from "../tracker/engines.ts";
-import type { ClusterOptions } from "./cluster.ts";
-import type { ConsumerListeners } from "./metrics.ts";
-import type { ConsumerLogger } from "./logger.ts";
-import type { RateLimitOptions } from "./rate_limit.ts";
-import type { RetryPolicy } from "./retry.ts";
-import type { StuckOptions } from "./stuck.ts";
-import type { TransactionalOptions, TransactionalPort } from "./transactions.ts";
-import type { Handler } from "./record_context.ts";
+import type { ClusterOptions } from "./port/mod.ts";
+import type { ConsumerListeners } from "./port/mod.ts";
+import type { ConsumerLogger } from "./port/mod.ts";
+import type { RateLimitOptions } from "./records/mod.ts";
+import type { RetryPolicy } from "./records/mod.ts";
+import type { StuckOptions } from "./records/mod.ts";
+import type { TransactionalOptions, TransactionalPort } from "./port/mod.ts";
+import type { Handler } from "./records/mod.ts";
 
-export type { Handler, RecordContext, TransactionalContext } from "./record_context.ts";
+export type { Handler, RecordContext, TransactionalContext } from "./records/mod.ts";
 
 /** Options of a {@link ParallelConsumer}. */
 export interface ParallelConsumerOptions<M> extends DispatchOptions {

@@ -4,15 +4,15 @@
  *
  * @module
  */
-import type { ClusterWatch } from "./cluster.ts";
-import type { Dispatcher } from "./dispatcher.ts";
-import type { RateGate } from "./rate_limit.ts";
-import type { StuckWatch } from "./stuck.ts";
-import type { ExactlyOnce } from "./exactly_once.ts";
-import type { ConsumerMetrics, PartitionMetrics } from "./metrics.ts";
-import type { RecordRunner } from "./record_runner.ts";
+import type { ClusterWatch } from "./port/mod.ts";
+import type { Dispatcher } from "./dispatch/mod.ts";
+import type { RateGate } from "./records/mod.ts";
+import type { StuckWatch } from "./records/mod.ts";
+import type { ExactlyOnce } from "./commits/mod.ts";
+import type { ConsumerMetrics, PartitionMetrics } from "./port/mod.ts";
+import type { RecordRunner } from "./records/mod.ts";
 import type { Frontier } from "../tracker/frontier.ts";
-import { lagOf, type LogEnds } from "./log_end.ts";
+import { lagOf, type LogEnds } from "./dispatch/mod.ts";
 
 /** Counters of acknowledged and failed commits. */
 export class CommitTally {

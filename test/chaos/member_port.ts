@@ -16,7 +16,7 @@
 import process from "node:process";
 import { clearInterval } from "node:timers";
 import type { ConsumerClient } from "../../core/mod.ts";
-import type { TransactionalPort } from "../../core/consumer/transactions.ts";
+import type { TransactionalPort } from "../../core/consumer/port/transactions.ts";
 import { tapClient } from "../kafka/tap_client.ts";
 import { ParallelConsumer } from "../../core/mod.ts";
 import { FsyncLog } from "./fsync_log.ts";

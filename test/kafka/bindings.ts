@@ -20,7 +20,7 @@ import process from "node:process";
 import { KafkaJSClient, KafkaJSTransactions } from "../../adapters/kafkajs/mod.ts";
 import { transactionalDeadLetter as kafkaJSTransactionalDeadLetter } from "../../adapters/kafkajs/dead_letter.ts";
 import type { ClientConsumer } from "../../adapters/platformatic/types.ts";
-import type { TransactionalOptions } from "../../core/consumer/transactions.ts";
+import type { TransactionalOptions } from "../../core/consumer/port/transactions.ts";
 import type { ConfluentClient, ConfluentConsumerConfig, ConfluentKafka, ConfluentProducer } from "../../adapters/confluent/mod.ts";
 import { type ConsumerClient, type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/mod.ts";
 import { tapClient } from "./tap_client.ts";

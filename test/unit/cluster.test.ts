@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type AvailableEvent, type ClientSink, type ProbeResult, ClusterUnavailableError, InvalidArgumentError, ParallelConsumer, type UnavailableEvent } from "../../core/mod.ts";
-import { ClusterWatch } from "../../core/consumer/cluster.ts";
+import { ClusterWatch } from "../../core/consumer/port/cluster.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 function watch(options: ConstructorParameters<typeof ClusterWatch>[0] = {}) {

@@ -3,7 +3,7 @@
  * every delivered record of every lane with its state, in a plain array, nothing clever. The
  * test drives a real Dispatcher and checks it against the model after every operation.
  */
-import type { Ordering } from "../../core/consumer/dispatch_options.ts";
+import type { Ordering } from "../../core/consumer/dispatch/dispatch_options.ts";
 
 /**
  * A record's state: `queued` (delivered, not started, not dropped), `running` (an attempt's

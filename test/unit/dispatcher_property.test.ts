@@ -16,9 +16,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { Dispatcher, Fifo, type Lane, type Ordering, Work } from "../../core/consumer/dispatcher.ts";
-import type { KeyReader } from "../../core/consumer/distinct_keys.ts";
-import { HeldKeys } from "../../core/consumer/held_keys.ts";
+import { Dispatcher, Fifo, type Lane, type Ordering, Work } from "../../core/consumer/dispatch/dispatcher.ts";
+import type { KeyReader } from "../../core/consumer/dispatch/distinct_keys.ts";
+import { HeldKeys } from "../../core/consumer/dispatch/held_keys.ts";
 import { Tracker } from "../../core/mod.ts";
 import { DispatchModel, type Rec } from "./dispatcher_model.ts";
 

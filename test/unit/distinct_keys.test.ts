@@ -1,4 +1,4 @@
-// The batch handler's no-key-twice check (core/consumer/distinct_keys.ts): it answers exactly
+// The batch handler's no-key-twice check (core/consumer/dispatch/distinct_keys.ts): it answers exactly
 // "no key twice in the run", whatever the hash: with the string fallback, with a binding's
 // byte hash, and with hashes that collide on purpose (every key one hash, a few hashes for
 // many keys, a hash that ignores most of the key), so a collision can never admit a key twice
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { DistinctKeys, hashString, type KeyHashOf, type KeyReader } from "../../core/consumer/distinct_keys.ts";
+import { DistinctKeys, hashString, type KeyHashOf, type KeyReader } from "../../core/consumer/dispatch/distinct_keys.ts";
 import { keyBytesHash } from "../../adapters/shared/key_hash.ts";
 import { ParallelConsumer } from "../../core/mod.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type EndOffset, InvalidOffsetError, ParallelConsumer, type TopicPartition } from "../../core/mod.ts";
-import { lagOf } from "../../core/consumer/log_end.ts";
+import { lagOf } from "../../core/consumer/dispatch/log_end.ts";
 import { endOffsetOf, endOffsetsByTopic } from "../../adapters/shared/end_offsets.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
 

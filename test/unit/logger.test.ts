@@ -1,5 +1,5 @@
 /**
- * What a consumer says when nobody listens (core/consumer/logger.ts), through a capturing
+ * What a consumer says when nobody listens (core/consumer/port/logger.ts), through a capturing
  * logger: a partition stopped after its retries, failing dead letters, failing commits and an
  * outage each write a line when no listener takes the event, once per change of state (not
  * once per retry attempt); a listener, or `logger: false`, silences them. And the start of

@@ -6,7 +6,7 @@
 // The real-broker side is test/kafka/consumer_rebalance.test.ts.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ClientSink, TopicPartition } from "../../core/consumer/client.ts";
+import type { ClientSink, TopicPartition } from "../../core/consumer/port/client.ts";
 import type { Fetcher } from "../../adapters/platformatic/fetcher.ts";
 import { Membership } from "../../adapters/platformatic/membership.ts";
 import type { ClientConsumer, PlatformaticMessage } from "../../adapters/platformatic/types.ts";

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { InvalidArgumentError, ParallelConsumer } from "../../core/mod.ts";
-import { resolveRateLimit, TokenBucket } from "../../core/consumer/rate_limit.ts";
+import { resolveRateLimit, TokenBucket } from "../../core/consumer/records/rate_limit.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
 
 /** The most starts in any window [a, b] of `times` exceeding burst + rate × (b − a): ≤ 0 when the bound holds. */

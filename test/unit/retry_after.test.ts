@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { InvalidArgumentError, ParallelConsumer, parseRetryAfter, RetryAfterError, type RetryEvent } from "../../core/mod.ts";
-import { requestedDelay, retryDelay } from "../../core/consumer/retry_after.ts";
-import { resolveRetryPolicy } from "../../core/consumer/retry.ts";
+import { requestedDelay, retryDelay } from "../../core/consumer/records/retry_after.ts";
+import { resolveRetryPolicy } from "../../core/consumer/records/retry.ts";
 import { MemoryClient, type Msg, range, until } from "./runner_client.ts";
 
 const one = [{ topic: "t", partition: 0 }];

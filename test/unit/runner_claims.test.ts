@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type ClaimEvent, type CommitOffset, type CommittedPosition, InvalidArgumentError, ParallelConsumer } from "../../core/mod.ts";
-import { CLAIM_READ_MS } from "../../core/consumer/claims.ts";
+import { CLAIM_READ_MS } from "../../core/consumer/commits/claims.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 import { v1String } from "./completed_set_spec.ts";
 

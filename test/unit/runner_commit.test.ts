@@ -3,10 +3,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type CommitOffset, CommitTimeoutError, Frontier, ParallelConsumer } from "../../core/mod.ts";
-import { CommitScheduler } from "../../core/consumer/commit_scheduler.ts";
-import { LATE_FLOOR_MS, StallGuard } from "../../core/consumer/stall.ts";
-import { EventHub } from "../../core/consumer/metrics.ts";
-import { ConsumerLife } from "../../core/consumer/lifecycle.ts";
+import { CommitScheduler } from "../../core/consumer/commits/commit_scheduler.ts";
+import { LATE_FLOOR_MS, StallGuard } from "../../core/consumer/commits/stall.ts";
+import { EventHub } from "../../core/consumer/port/metrics.ts";
+import { ConsumerLife } from "../../core/consumer/port/lifecycle.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 function deferred(): { promise: Promise<void>; resolve(): void; reject(e: unknown): void } {

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type ErrorEvent, ParallelConsumer, PartitionStoppedError, type RetryEvent } from "../../core/mod.ts";
-import { backoffDelay, resolveRetryPolicy } from "../../core/consumer/retry.ts";
+import { backoffDelay, resolveRetryPolicy } from "../../core/consumer/records/retry.ts";
 import { MemoryClient, range, sleep, until } from "./runner_client.ts";
 
 const one = [{ topic: "t", partition: 0 }];

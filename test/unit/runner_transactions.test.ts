@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { decodeCompletedSet, type OutputRecord, ParallelConsumer, type TransactionEvent } from "../../core/mod.ts";
-import { TransactionStage } from "../../core/consumer/transactions.ts";
+import { TransactionStage } from "../../core/consumer/port/transactions.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 import { MemoryPort } from "./memory_port.ts";
 

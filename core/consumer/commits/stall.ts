@@ -15,9 +15,9 @@
  *
  * @module
  */
-import type { Dispatcher } from "./dispatcher.ts";
-import type { ConsumerLife } from "./lifecycle.ts";
-import type { EventHub } from "./metrics.ts";
+import type { Dispatcher } from "../dispatch/mod.ts";
+import type { ConsumerLife } from "../port/mod.ts";
+import type { EventHub } from "../port/mod.ts";
 
 /** What a {@link StallGuard} reads and drives. */
 export interface StallInputs {

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { Handle, Tracker } from "../tracker/tracker.ts";
+import type { Handle, Tracker } from "../../tracker/tracker.ts";
 import { type DispatchOptions, resolveDispatchOptions, type ResolvedDispatchOptions } from "./dispatch_options.ts";
 import { Backpressure } from "./backpressure.ts";
 import { hashString, type KeyReader } from "./distinct_keys.ts";

@@ -10,16 +10,16 @@
  *
  * @module
  */
-import type { CommitOffset, ConsumerClient } from "./client.ts";
-import type { ClusterWatch } from "./cluster.ts";
+import type { CommitOffset, ConsumerClient } from "../port/mod.ts";
+import type { ClusterWatch } from "../port/mod.ts";
 import type { CommitScheduler } from "./commit_scheduler.ts";
-import type { Dispatcher } from "./dispatcher.ts";
+import type { Dispatcher } from "../dispatch/mod.ts";
 import type { ExactlyOnce } from "./exactly_once.ts";
-import type { EventHub } from "./metrics.ts";
-import { sleep } from "./sleep.ts";
+import type { EventHub } from "../port/mod.ts";
+import { sleep } from "../port/mod.ts";
 import type { StallGuard } from "./stall.ts";
-import type { Frontier } from "../tracker/frontier.ts";
-import { ShutdownCommitError, type UncommittedPartition } from "../errors.ts";
+import type { Frontier } from "../../tracker/frontier.ts";
+import { ShutdownCommitError, type UncommittedPartition } from "../../errors.ts";
 
 /** During an outage the final commit gets what is left of the grace, and at least this long. */
 export const FINAL_COMMIT_MIN_MS = 1_000;

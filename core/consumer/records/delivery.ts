@@ -8,17 +8,17 @@
  *
  * @module
  */
-import type { ConsumerClient, DeliveredBatch } from "./client.ts";
-import type { CommitScheduler } from "./commit_scheduler.ts";
+import type { ConsumerClient, DeliveredBatch } from "../port/mod.ts";
+import type { CommitScheduler } from "../commits/mod.ts";
 import { DirectContext } from "./direct_context.ts";
 import type { DirectBatches } from "./direct_batch.ts";
-import { type Dispatcher, type Lane, Work } from "./dispatcher.ts";
-import type { ConsumerLife } from "./lifecycle.ts";
+import { type Dispatcher, type Lane, Work } from "../dispatch/mod.ts";
+import type { ConsumerLife } from "../port/mod.ts";
 import type { RecordRunner } from "./record_runner.ts";
 import type { Handler } from "./record_context.ts";
-import { CapacityError } from "../errors.ts";
-import type { CompletedSet } from "../tracker/completed_set/mod.ts";
-import { Completion } from "../tracker/engine.ts";
+import { CapacityError } from "../../errors.ts";
+import type { CompletedSet } from "../../tracker/completed_set/mod.ts";
+import { Completion } from "../../tracker/engine.ts";
 
 // Handles of directly run records that finished, applied in one tracker call (Delivery.#runDirect).
 let doneScratch = new Float64Array(1024);

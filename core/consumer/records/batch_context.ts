@@ -13,9 +13,9 @@
  *
  * @module
  */
-import type { Lane } from "./lane.ts";
+import type { Lane } from "../dispatch/mod.ts";
 import type { RecordContext } from "./record_context.ts";
-import type { Work } from "./work.ts";
+import type { Work } from "../dispatch/mod.ts";
 
 /** What a batch handler gets besides the messages. */
 export interface BatchContext {

@@ -8,10 +8,10 @@
  *
  * @module
  */
-import type { TopicPartition } from "./client.ts";
-import type { PartitionState } from "./metrics.ts";
-import type { CompletedSet } from "../tracker/completed_set/mod.ts";
-import type { Tracker } from "../tracker/tracker.ts";
+import type { TopicPartition } from "../port/mod.ts";
+import type { PartitionState } from "../port/mod.ts";
+import type { CompletedSet } from "../../tracker/completed_set/mod.ts";
+import type { Tracker } from "../../tracker/tracker.ts";
 import { Fifo } from "./fifo.ts";
 import { HeldKeys } from "./held_keys.ts";
 import type { Work } from "./work.ts";

@@ -9,11 +9,11 @@
  *
  * @module
  */
-import type { CommittedPosition, ConsumerClient, EndOffset, TopicPartition } from "./client.ts";
+import type { CommittedPosition, ConsumerClient, EndOffset, TopicPartition } from "../port/mod.ts";
 import type { Dispatcher } from "./dispatcher.ts";
-import type { ConsumerLife } from "./lifecycle.ts";
+import type { ConsumerLife } from "../port/mod.ts";
 import type { Lane } from "./lane.ts";
-import { toOffset } from "../tracker/offset.ts";
+import { toOffset } from "../../tracker/offset.ts";
 
 /**
  * A partition's lag: its log end offset minus its committed offset, never below 0.

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { describe, InvalidArgumentError } from "../errors.ts";
+import { describe, InvalidArgumentError } from "../../errors.ts";
 
 /** `rateLimit`: handler starts per second across the consumer. */
 export interface RateLimitOptions {

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { describe, InvalidArgumentError, ShutdownCommitError } from "../errors.ts";
+import { describe, InvalidArgumentError, ShutdownCommitError } from "../../errors.ts";
 import type { AvailableEvent, UnavailableEvent } from "./cluster.ts";
 import type { ConsumerEvents, ErrorEvent } from "./metrics.ts";
 

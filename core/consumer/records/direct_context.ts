@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Lane } from "./dispatcher.ts";
+import type { Lane } from "../dispatch/mod.ts";
 import type { RecordContext } from "./record_context.ts";
 
 /** The context of a record's first attempt when it starts directly (see the module doc). */

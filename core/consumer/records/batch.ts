@@ -28,11 +28,11 @@
  *
  * @module
  */
-import { describe, InvalidArgumentError } from "../errors.ts";
+import { describe, InvalidArgumentError } from "../../errors.ts";
 import { BatchCall, type BatchContext, BatchRecordContext, BatchSignal } from "./batch_context.ts";
-import type { Lane } from "./lane.ts";
-import type { Work } from "./work.ts";
-import { checkOutput, type OutputRecord } from "./transactions.ts";
+import type { Lane } from "../dispatch/mod.ts";
+import type { Work } from "../dispatch/mod.ts";
+import { checkOutput, type OutputRecord } from "../port/mod.ts";
 
 export { type BatchContext } from "./batch_context.ts";
 

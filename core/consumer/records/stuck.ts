@@ -13,11 +13,11 @@
  *
  * @module
  */
-import type { StuckEvent } from "./metrics.ts";
+import type { StuckEvent } from "../port/mod.ts";
 export type { StuckEvent };
-import type { Dispatcher, Lane, Work } from "./dispatcher.ts";
-import type { EventHub } from "./metrics.ts";
-import { describe, InvalidArgumentError, OffsetFrontierError } from "../errors.ts";
+import type { Dispatcher, Lane, Work } from "../dispatch/mod.ts";
+import type { EventHub } from "../port/mod.ts";
+import { describe, InvalidArgumentError, OffsetFrontierError } from "../../errors.ts";
 
 /** What happens to a stuck record. */
 export type StuckAction = StuckEvent["action"];

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { ClusterUnavailableError, InvalidArgumentError, describe } from "../errors.ts";
+import { ClusterUnavailableError, InvalidArgumentError, describe } from "../../errors.ts";
 import type { ProbeResult } from "./client.ts";
 
 /** How a consumer waits for an unreachable cluster. */

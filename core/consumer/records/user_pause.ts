@@ -14,12 +14,12 @@
  *
  * @module
  */
-import type { ConsumerClient, TopicPartition } from "./client.ts";
-import type { Dispatcher, Lane } from "./dispatcher.ts";
-import type { ConsumerLife } from "./lifecycle.ts";
-import type { EventHub } from "./metrics.ts";
-import { tpKey } from "./partition_key.ts";
-import { describe, InvalidArgumentError } from "../errors.ts";
+import type { ConsumerClient, TopicPartition } from "../port/mod.ts";
+import type { Dispatcher, Lane } from "../dispatch/mod.ts";
+import type { ConsumerLife } from "../port/mod.ts";
+import type { EventHub } from "../port/mod.ts";
+import { tpKey } from "../dispatch/mod.ts";
+import { describe, InvalidArgumentError } from "../../errors.ts";
 
 /** What a {@link UserPause} reads and drives. */
 export interface UserPauseInputs<M> {

@@ -7,17 +7,17 @@
  *
  * @module
  */
-import type { CommittedPosition, TopicPartition } from "./client.ts";
+import type { CommittedPosition, TopicPartition } from "../port/mod.ts";
 import type { Claims } from "./claims.ts";
 import type { CommitScheduler } from "./commit_scheduler.ts";
-import type { Dispatcher, Lane } from "./dispatcher.ts";
+import type { Dispatcher, Lane } from "../dispatch/mod.ts";
 import type { ExactlyOnce } from "./exactly_once.ts";
-import type { ConsumerLife } from "./lifecycle.ts";
-import { tpKey } from "./partition_key.ts";
-import { sleep } from "./sleep.ts";
+import type { ConsumerLife } from "../port/mod.ts";
+import { tpKey } from "../dispatch/mod.ts";
+import { sleep } from "../port/mod.ts";
 import type { StallGuard } from "./stall.ts";
-import { describe, InvalidArgumentError } from "../errors.ts";
-import type { Frontier, PartitionCommit } from "../tracker/frontier.ts";
+import { describe, InvalidArgumentError } from "../../errors.ts";
+import type { Frontier, PartitionCommit } from "../../tracker/frontier.ts";
 
 /** What is wrong with an assignment (as "`assigned()` takes …"), or `undefined` when every partition is valid and listed once. */
 function assignmentProblem(partitions: readonly TopicPartition[]): string | undefined {

@@ -25,8 +25,8 @@
  * @module
  */
 import type { CommitOffset, CommittedPosition, TopicPartition } from "./client.ts";
-import { decodeCompletedSet } from "../tracker/completed_set/mod.ts";
-import { InvalidArgumentError, OffsetFrontierError, describe } from "../errors.ts";
+import { decodeCompletedSet } from "../../tracker/completed_set/mod.ts";
+import { InvalidArgumentError, OffsetFrontierError, describe } from "../../errors.ts";
 
 /** A record to produce, as a handler passes it to `send`. */
 export interface OutputRecord {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { InvalidArgumentError, describe } from "../errors.ts";
+import { InvalidArgumentError, describe } from "../../errors.ts";
 
 /**
  * `partition`: one record at a time per partition, in offset order. `key`: at most

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Handle } from "../tracker/tracker.ts";
+import type { Handle } from "../../tracker/tracker.ts";
 
 /** What a record reads of its partition's lane (the dispatcher's `Lane` is one). */
 export interface RecordLane {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { InvalidArgumentError, describe } from "../errors.ts";
+import { InvalidArgumentError, describe } from "../../errors.ts";
 
 /** What happens when a record's retries are used up. */
 export type OnExhausted = "dead-letter" | "stop";

@@ -18,9 +18,9 @@
  */
 import { type BatchCollector, isThenable } from "./batch.ts";
 import { BatchCall } from "./batch_context.ts";
-import type { CommitScheduler } from "./commit_scheduler.ts";
-import { DistinctKeys, type KeyReader } from "./distinct_keys.ts";
-import { type Dispatcher, type Lane, Work } from "./dispatcher.ts";
+import type { CommitScheduler } from "../commits/mod.ts";
+import { DistinctKeys, type KeyReader } from "../dispatch/mod.ts";
+import { type Dispatcher, type Lane, Work } from "../dispatch/mod.ts";
 import type { RecordRunner } from "./record_runner.ts";
 
 // Handles of records that finished, applied in one tracker call.

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { OutputRecord, TransactionalSend } from "./transactions.ts";
+import type { OutputRecord, TransactionalSend } from "../port/mod.ts";
 
 /** What the handler gets besides the record. */
 export interface RecordContext {

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { CommitOffset } from "./client.ts";
-import { InvalidArgumentError, OffsetFrontierError, describe } from "../errors.ts";
-import type { CommitProposal, Frontier, PartitionCommit } from "../tracker/frontier.ts";
+import type { CommitOffset } from "../port/mod.ts";
+import { InvalidArgumentError, OffsetFrontierError, describe } from "../../errors.ts";
+import type { CommitProposal, Frontier, PartitionCommit } from "../../tracker/frontier.ts";
 
 /** `interval`: commit every `intervalMs`. `eager`: commit as soon as the previous commit returned and something moved. */
 export type CommitMode = "interval" | "eager";

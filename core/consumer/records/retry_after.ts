@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { describe, InvalidArgumentError, OffsetFrontierError } from "../errors.ts";
+import { describe, InvalidArgumentError, OffsetFrontierError } from "../../errors.ts";
 import { backoffDelay, type ResolvedRetryPolicy } from "./retry.ts";
 
 /**

@@ -17,12 +17,12 @@
  *
  * @module
  */
-import type { CommitOffset } from "./client.ts";
+import type { CommitOffset } from "../port/mod.ts";
 import type { Claims } from "./claims.ts";
-import type { Dispatcher, Lane } from "./dispatcher.ts";
-import type { ConsumerLife } from "./lifecycle.ts";
-import type { EventHub } from "./metrics.ts";
-import { tpKey } from "./partition_key.ts";
+import type { Dispatcher, Lane } from "../dispatch/mod.ts";
+import type { ConsumerLife } from "../port/mod.ts";
+import type { EventHub } from "../port/mod.ts";
+import { tpKey } from "../dispatch/mod.ts";
 import {
   claimEnd,
   emptyTransactionMetrics,
@@ -30,8 +30,8 @@ import {
   type TransactionalPort,
   type TransactionMetrics,
   TransactionStage,
-} from "./transactions.ts";
-import type { Frontier } from "../tracker/frontier.ts";
+} from "../port/mod.ts";
+import type { Frontier } from "../../tracker/frontier.ts";
 
 /** What {@link ExactlyOnce} reads and drives. */
 export interface ExactlyOnceInputs<M> {

@@ -7,14 +7,14 @@
  *
  * @module
  */
-import type { CommittedPosition, ConsumerClient } from "./client.ts";
-import type { Lane } from "./dispatcher.ts";
-import type { ConsumerLife } from "./lifecycle.ts";
-import type { EventHub } from "./metrics.ts";
-import { tpKey } from "./partition_key.ts";
-import { sleep } from "./sleep.ts";
-import { type CompletedSet, decodeCompletedSet, unionOfClaims } from "../tracker/completed_set/mod.ts";
-import type { Frontier } from "../tracker/frontier.ts";
+import type { CommittedPosition, ConsumerClient } from "../port/mod.ts";
+import type { Lane } from "../dispatch/mod.ts";
+import type { ConsumerLife } from "../port/mod.ts";
+import type { EventHub } from "../port/mod.ts";
+import { tpKey } from "../dispatch/mod.ts";
+import { sleep } from "../port/mod.ts";
+import { type CompletedSet, decodeCompletedSet, unionOfClaims } from "../../tracker/completed_set/mod.ts";
+import type { Frontier } from "../../tracker/frontier.ts";
 
 /** What {@link Claims} reads and drives. */
 export interface ClaimInputs<M> {

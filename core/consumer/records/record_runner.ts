@@ -6,19 +6,19 @@
  *
  * @module
  */
-import type { ConsumerClient } from "./client.ts";
+import type { ConsumerClient } from "../port/mod.ts";
 import type { BatchCollector } from "./batch.ts";
-import type { CommitScheduler } from "./commit_scheduler.ts";
-import type { Dispatcher, Lane, Work } from "./dispatcher.ts";
-import type { ExactlyOnce } from "./exactly_once.ts";
-import type { EventHub } from "./metrics.ts";
+import type { CommitScheduler } from "../commits/mod.ts";
+import type { Dispatcher, Lane, Work } from "../dispatch/mod.ts";
+import type { ExactlyOnce } from "../commits/mod.ts";
+import type { EventHub } from "../port/mod.ts";
 import { type ResolvedRetryPolicy, backoffDelay, canRetry } from "./retry.ts";
 import { retryDelay } from "./retry_after.ts";
 import type { StuckRecordError, StuckWatch } from "./stuck.ts";
 import type { Handler, RecordContext, TransactionalContext } from "./record_context.ts";
-import { checkOutput, type OutputRecord } from "./transactions.ts";
-import { InvalidArgumentError, OffsetFrontierError } from "../errors.ts";
-import { Completion } from "../tracker/engine.ts";
+import { checkOutput, type OutputRecord } from "../port/mod.ts";
+import { InvalidArgumentError, OffsetFrontierError } from "../../errors.ts";
+import { Completion } from "../../tracker/engine.ts";
 
 /** A record failed for good under `onExhausted: "stop"` (or its dead letter could not be produced): its partition stopped. */
 export class PartitionStoppedError extends OffsetFrontierError {
