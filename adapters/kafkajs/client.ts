@@ -51,10 +51,9 @@
  *
  * @module
  */
-import type { Admin } from "kafkajs";
 import type { Consumer, Kafka, KafkaMessage } from "./types.ts";
-import { readCommitted } from "./committed.ts";
-import { installJoinedGroup, type JoinedGroup, joinedGroup, readJoinedCommitted, readJoinedEndOffsets, requireReadBack, unreachableGroupError } from "./joined_group.ts";
+import { installJoinedGroup, requireReadBack, unreachableGroupError } from "./joined_group.ts";
+import { GroupReads } from "./group_reads.ts";
 import { KafkaJSAssignment } from "./assignment.ts";
 import { KafkaJSCommits } from "./commits.ts";
 import { type DeadLetterOptions, deadLetterTopicsExist, KafkaJSDeadLetters, topicOf } from "./dead_letter.ts";
@@ -62,9 +61,9 @@ import { KafkaJSOutage } from "./outage.ts";
 import { unlessAborted } from "./waits.ts";
 import { batchOffsets } from "../shared/batch_offsets.ts";
 import { checkCorrected, installReadCommitted, type KafkaJSBatchLike } from "./read_committed.ts";
-import { groupByTopic, tpKey } from "../shared/topic_partitions.ts";
-import type { ClientSink, CommitOffset, CommittedPosition, ConsumerClient, DeadLetterInfo, EndOffset, ProbeResult, TopicPartition } from "../../core/consumer/port/mod.ts";
-import { endOffsetOf, endOffsetsByTopic } from "../shared/end_offsets.ts";
+import { groupByTopic } from "../shared/topic_partitions.ts";
+import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, ProbeResult, TopicPartition } from "../../core/consumer/port/mod.ts";
+import { endOffsetOf } from "../shared/end_offsets.ts";
 import { probeSeedBrokers } from "./probe.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
@@ -105,8 +104,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   readonly #deadLetters: KafkaJSDeadLetters | undefined;
   readonly #kafka: Kafka | undefined;
   readonly #readsCommitted: boolean;
-  #group: JoinedGroup | undefined; // the KafkaJS consumer group of the last join, when it was reached
-  #admin: Promise<Admin> | undefined; // `kafka`'s, connected on first need (dead-letter topics, paused partitions' log ends, a join whose consumer group was not reached)
+  readonly #reads: GroupReads; // committed positions at each join, paused partitions' log ends
   #sink: ClientSink<KafkaMessage> | undefined;
   readonly #assignment: KafkaJSAssignment;
   #stopped = false;
@@ -177,15 +175,8 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     const seeds = options.probe ?? options.kafka;
     if (seeds !== undefined) this.probe = () => probeSeedBrokers(seeds);
     // Paused partitions' log ends (no fetch reports them): the admin client's ListOffsets, at the commit interval.
-    // Paused partitions' log ends (no fetch reports them): the consumer group's own cluster,
-    // else (a KafkaJS copy whose group was not reached) `kafka`'s admin client.
-    const kafka = options.kafka;
-    this.endOffsets = (partitions) => {
-      const group = this.#group;
-      if (group !== undefined) return readJoinedEndOffsets(group, partitions);
-      if (kafka !== undefined) return endOffsetsByTopic(partitions, async (t) => (await this.#adminOf(kafka)).fetchTopicOffsets(t));
-      return Promise.resolve([]);
-    };
+    const reads = this.#reads = new GroupReads(options.kafka);
+    this.endOffsets = (partitions) => reads.endOffsets(partitions); // paused partitions: no fetch reports theirs
     this.#topics = topics;
     this.#fromBeginning = options.fromBeginning ?? false;
     const outage = this.#outage = new KafkaJSOutage({
@@ -323,11 +314,11 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     await c.subscribe({ topics: [...this.#topics], fromBeginning: this.#fromBeginning });
     this.#subscribing = false;
     if (this.#deadLetters) await this.#deadLetters.producer.connect();
-    if (this.#kafka && this.#deadLetterTopics.length > 0) await deadLetterTopicsExist(await this.#adminOf(this.#kafka), this.#deadLetterTopics);
+    if (this.#kafka && this.#deadLetterTopics.length > 0) await deadLetterTopicsExist(await this.#reads.admin(this.#kafka), this.#deadLetterTopics);
   }
 
   async #disconnectAll(): Promise<void> {
-    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#disconnectAdmin(), this.#consumer.disconnect()]);
+    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#reads.disconnect(), this.#consumer.disconnect()]);
   }
 
   pause(partitions: readonly TopicPartition[]): void {
@@ -360,7 +351,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#group = undefined;
+    this.#reads.close();
     this.#outage.close();
     const c = this.#consumer;
     // KafkaJS arms its restart timer only after a crash's own disconnect returned, so a
@@ -379,7 +370,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
         this.#running = false;
         for (const remove of this.#removers) remove();
         this.#removers = [];
-        await this.#disconnectAdmin();
+        await this.#reads.disconnect();
         if (this.#deadLetters) await this.#deadLetters.producer.disconnect();
       }
     })();
@@ -411,50 +402,13 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     this.#joined?.resolve();
     if (!this.#readsCommitted) return this.#assignment.joined(payload.memberAssignment);
     // Synchronously, inside KafkaJS's emit: the group noted last is the one that emitted this event.
-    const group = this.#group = joinedGroup(payload);
-    if (group !== undefined) {
-      return this.#assignment.joined(payload.memberAssignment, (partitions) => readJoinedCommitted(group, partitions));
-    }
-    const kafka = this.#kafka;
-    if (kafka === undefined) {
-      // A KafkaJS copy other than the one wrapped: its completed sets could not be read back.
-      this.#sink?.failed(unreachableGroupError());
-      // The runner does not close a client that failed: leave the group and disconnect, once
-      // KafkaJS's run is under way (a stop inside its join is a no-op, and the run goes on).
-      setTimeout(() => void this.close(), 0);
-      return;
-    }
-    this.#assignment.joined(payload.memberAssignment, (partitions) => this.#readWithAdmin(kafka, payload.groupId, partitions));
-  }
-
-  /** `kafka`'s admin client, connected on first need (a failed connect is tried again at the next need). */
-  async #adminOf(kafka: Kafka): Promise<Admin> {
-    if (this.#closed) throw new Error("the consumer is closed"); // connect no admin client that close() would not disconnect
-    const connecting = this.#admin ??= (async () => {
-      const admin = kafka.admin();
-      await admin.connect();
-      return admin;
-    })();
-    try {
-      return await connecting;
-    } catch (error) {
-      if (this.#admin === connecting) this.#admin = undefined;
-      throw error;
-    }
-  }
-
-  /** The committed offsets of `partitions` read with `kafka`'s admin client (connected on first need). */
-  async #readWithAdmin(kafka: Kafka, groupId: string, partitions: readonly TopicPartition[]): Promise<CommittedPosition[]> {
-    const admin = await this.#adminOf(kafka);
-    if (this.#closed) throw new Error("the consumer closed before the committed offsets were read");
-    const want = new Set(partitions.map((p) => tpKey(p.topic, p.partition)));
-    return await readCommitted(admin, groupId, [...new Set(partitions.map((p) => p.topic))], (t, p) => want.has(tpKey(t, p)));
-  }
-
-  async #disconnectAdmin(): Promise<void> {
-    const admin = this.#admin;
-    this.#admin = undefined;
-    if (admin) await admin.then((a) => a.disconnect()).catch(() => {});
+    const read = this.#reads.joined(payload);
+    if (read !== undefined) return this.#assignment.joined(payload.memberAssignment, read);
+    // A KafkaJS copy other than the one wrapped, and no `kafka`: its completed sets could not be read back.
+    this.#sink?.failed(unreachableGroupError());
+    // The runner does not close a client that failed: leave the group and disconnect, once
+    // KafkaJS's run is under way (a stop inside its join is a no-op, and the run goes on).
+    setTimeout(() => void this.close(), 0);
   }
 
   #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {
