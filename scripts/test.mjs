@@ -205,6 +205,18 @@ const chromiumReady = !(wanted("test:browser") && scripts["test:browser"]) ? Pro
   return {};
 })();
 
+// The pinned Node 22 and 24 (scripts/install-node.mjs) that several steps run their
+// @platformatic/kafka side on: installed once, in the background from the start, so that no
+// two steps install the same one into .cache at the same time. A step that needs them waits.
+const nodesReady = (async () => {
+  const t = Date.now();
+  const { code, out } = await run(process.execPath, ["scripts/install-node.mjs", "22", "24"]);
+  summary.push({ name: "node 22/24", ms: Date.now() - t, line: `${"node 22/24".padEnd(18)} ${code === 0 ? "ok" : `FAILED (exit ${code})`} in ${secs(Date.now() - t).padStart(6)}s` });
+  return code === 0 ? true : `the pinned Node 22/24 did not install:\n${out}`;
+})();
+/** `env`, once the pinned Node binaries are there (else why not). */
+const withNodes = (env) => Promise.all([env, nodesReady]).then(([e, ok]) => (ok === true ? e : ok));
+
 // --- the lanes ---
 const lane = async (name, steps) => {
   const t = Date.now();
@@ -216,7 +228,7 @@ const kafka = (rt, files = []) => ({
   script: "test:kafka",
   command: [process.execPath, "scripts/run-kafka-tests.mjs", rt, ...(files.length > 0 ? ["--", ...files] : [])],
   counts: true,
-  env: rt !== "node" ? brokerEnv : confluentBuilt.then((ok) => (ok ? brokerEnv : "the Confluent client did not build")),
+  env: rt !== "node" ? withNodes(brokerEnv) : confluentBuilt.then((ok) => (ok ? withNodes(brokerEnv) : "the Confluent client did not build")),
 });
 const lanes = await Promise.all([
   lane("checks+units", [
@@ -227,7 +239,7 @@ const lanes = await Promise.all([
     { name: "test:bun", counts: true },
     { name: "test:deno", counts: true },
     // the docs/ pages' examples from the tarball (the Confluent one once its client is built), npm run broker
-    { name: "test:docs", counts: true, env: confluentBuilt.then(() => brokerEnv) },
+    { name: "test:docs", counts: true, env: confluentBuilt.then(() => withNodes(brokerEnv)) },
     // The @platformatic/kafka binding on the pinned Node 22 too (its whole run is Node 24's,
     // in broker lane B): ordering, shutdown, handover, read_committed, the join. Not the
     // rebalance file: on Node 22 its process once stayed alive 5 minutes after it passed.
@@ -239,10 +251,10 @@ const lanes = await Promise.all([
     kafka("deno"),
   ]),
   lane("broker B", [
-    { name: "test:pack", counts: true, env: brokerEnv },
-    { name: "test:crash", counts: true, env: brokerEnv },
+    { name: "test:pack", counts: true, env: withNodes(brokerEnv) },
+    { name: "test:crash", counts: true, env: withNodes(brokerEnv) },
     { name: "test:gap", counts: true, env: brokerEnv },
-    { name: "test:chaos", counts: true },
+    { name: "test:chaos", counts: true, env: withNodes(Promise.resolve({})) },
     { name: "test:browser", counts: true, env: chromiumReady, skipNotice: /browser test SKIPPED[^\n]*/ },
     kafka("node24"), // the @platformatic/kafka binding's Node side (its client needs Node >= 22.22)
   ]),
