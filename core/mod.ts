@@ -91,6 +91,7 @@ export {
   type TransactionMetrics,
   type TransactionOutcome,
 } from "./consumer/transactions.ts";
+export { type RecordTracing, type TracedRecord, type TraceSpan, type TracingSource } from "./consumer/tracing.ts";
 export {
   type ConsumerState,
   type Handler,

@@ -20,9 +20,10 @@ import { checkKnownOptions, type OptionNames } from "../../core/consumer/known_o
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { defined } from "../shared/defined.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./transactions.ts";
+import { openTelemetryTracing, type TracingOption } from "../shared/tracing.ts";
 
 /** Options of a KafkaJS parallel consumer. */
-export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler" | "transactional"> {
+export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler" | "transactional" | "tracing"> {
   /**
    * A KafkaJS consumer from `kafka.consumer({ groupId, … })`, not connected yet. A
    * `maxWaitTimeInMs` of a few hundred ms makes resumes take effect sooner (KafkaJS
@@ -55,6 +56,12 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
    * Read the outputs with `read_committed` (KafkaJS's default).
    */
   transactional?: KafkaJSTransactionalOptions;
+  /**
+   * OpenTelemetry tracing (docs/tracing.md): each attempt in a span of its own, a child of the
+   * record's `traceparent`. Default on when `@opentelemetry/api` is installed; `false`: off;
+   * `{ tracer, links }`: the tracer, and new roots linked to the producer instead of children.
+   */
+  tracing?: TracingOption;
 }
 
 /** The binding's own option names, besides the runner's. */
@@ -91,16 +98,22 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
   checkConsumerOptions(options, KAFKAJS_OPTION_NAMES);
   checkKnownOptions("options.deadLetter", options.deadLetter, DEAD_LETTER_OPTION_NAMES);
   checkKnownOptions("options.transactional", options.transactional, TRANSACTIONAL_OPTION_NAMES);
-  const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, ...rest } = options;
+  const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, tracing: traced, ...options_ } = options;
+  let groupId: string | undefined; // from the joins (a KafkaJS consumer does not tell its group otherwise)
+  const tracing = openTelemetryTracing<KafkaMessage>(traced, () => groupId);
+  const rest = { ...options_, ...defined({ tracing }) };
+  const joins = (): void => void (tracing && consumer.on(consumer.events.GROUP_JOIN, (e) => void (groupId = e.payload.groupId)));
   if (transactional !== undefined) {
     // The port opens (fences) each partition before reading its committed offsets: the client reads none.
     const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, probe: kafka }));
+    joins(); // the consumer is a KafkaJS one (checked by the client)
     const port = new KafkaJSTransactions(kafka as Kafka, consumer, transactional, {
       ...defined({ fromBeginning, deadLetter: deadLetter && transactionalDeadLetter(deadLetter) }),
     });
     return new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
   }
   const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, deadLetter, kafka }));
+  joins();
   return new ParallelConsumer<KafkaMessage>(client, rest);
 }
 
@@ -183,6 +196,7 @@ export { KafkaJSClient } from "./client.ts";
 export type { ShutdownSignal } from "../shared/signals.ts";
 export type { Consumer, Kafka, KafkaMessage, Producer } from "./types.ts";
 export type { DeadLetterOptions } from "./dead_letter.ts";
+export type { OpenTelemetryTracer, TracingOption, TracingOptions } from "../shared/tracing.ts";
 export * from "../shared/consumer_api.ts";
 export { type OutputRecord, type TransactionalContext, type TransactionEvent, type TransactionMetrics } from "../../core/mod.ts";
 export { type KafkaJSTransactionalOptions, KafkaJSTransactions, type TransactionalProducerStats } from "./transactions.ts";

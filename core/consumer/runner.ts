@@ -52,6 +52,7 @@ import { StallGuard } from "./stall.ts";
 import { resolveStuckOptions, StuckWatch } from "./stuck.ts";
 import { UserPause } from "./user_pause.ts";
 import { resolveTransactionalOptions } from "./transactions.ts";
+import { checkTracing, loadTracing, type TracingSource } from "./tracing.ts";
 import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
 import { Frontier } from "../tracker/frontier.ts";
 
@@ -109,6 +110,7 @@ export class ParallelConsumer<M> {
   readonly #userPause: UserPause<M>;
   readonly #gate: RateGate | undefined;
   readonly #stuck: StuckWatch<M> | undefined;
+  readonly #tracing: TracingSource<M> | undefined;
 
   /**
    * A consumer over `client`, not started yet.
@@ -120,6 +122,7 @@ export class ParallelConsumer<M> {
     const batchOptions = options?.batch === undefined ? undefined : resolveBatchOptions(options.batch);
     checkHandlerChoice(options, batchOptions !== undefined);
     checkConsumerOptions(options);
+    this.#tracing = checkTracing(options.tracing);
     this.#client = client;
     const handler = options.handler ?? (() => {}); // batch mode: records go to the collector instead
     const txo = options.transactional;
@@ -281,6 +284,9 @@ export class ParallelConsumer<M> {
       this.#resolveDone();
       return;
     }
+    // Loaded before anything is delivered: every attempt then runs in a span of its own, queued (no direct start).
+    const tracing = this.#tracing && await loadTracing(this.#tracing).catch((e: unknown) => (this.#failed(e), Promise.reject(e)));
+    if (tracing) (this.#records.useTracing(tracing), this.#delivery.queueAll());
     const rebalance = this.#rebalance;
     const delivery = this.#delivery;
     const sink: ClientSink<M> = {

@@ -17,6 +17,7 @@ import type { RetryPolicy } from "./retry.ts";
 import type { StuckOptions } from "./stuck.ts";
 import type { TransactionalOptions, TransactionalPort, TransactionalSend } from "./transactions.ts";
 import type { Handler, RecordContext } from "./record_context.ts";
+import type { TracingSource } from "./tracing.ts";
 
 export type { Handler, RecordContext } from "./record_context.ts";
 
@@ -72,6 +73,12 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
    * transactional plumbing (the KafkaJS binding makes it from its `transactional` option).
    */
   transactional?: TransactionalOptions & { port: TransactionalPort };
+  /**
+   * Tracing (tracing.ts): a tracer the runner calls around every attempt and batch handler
+   * call, or a function that loads one at `start()`. The bindings make it from their own
+   * `tracing` option (OpenTelemetry, on when `@opentelemetry/api` is installed). Default: none.
+   */
+  tracing?: TracingSource<M>;
 }
 
 /** The handler's context in exactly-once mode: {@link RecordContext} with `send`. */
@@ -93,7 +100,7 @@ export const CONSUMER_OPTION_NAMES: {
     handler: true, retry: true, commit: true, drainTimeoutMs: true, shutdownGraceMs: true, signal: true, cluster: true,
     engine: true, capacity: true, on: true, transactional: true, ordering: true, concurrency: true,
     maxInFlightPerPartition: true, highWaterMark: true, lowWaterMark: true, maxBuffered: true,
-    rateLimit: true, stuck: true, batch: true,
+    rateLimit: true, stuck: true, batch: true, tracing: true,
   },
   retry: { retries: true, initialDelayMs: true, maxDelayMs: true, multiplier: true, jitter: true, onExhausted: true },
   commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, maxUncommitted: true, completedSet: true, metadata: true },

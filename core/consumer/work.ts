@@ -4,6 +4,7 @@
  * @module
  */
 import type { Handle } from "../tracker/tracker.ts";
+import type { TraceSpan } from "./tracing.ts";
 
 /** What a record reads of its partition's lane (the dispatcher's `Lane` is one). */
 export interface RecordLane {
@@ -43,6 +44,8 @@ export class Work<M, L extends RecordLane = RecordLane> {
   deadLettering = false;
   /** Settled (completed, dead-lettered) or abandoned: it holds no slot any more. */
   finished = false;
+  /** With tracing: the span of its running attempt (record_runner.ts ends it). Declared only: no field is made without tracing. */
+  declare span: TraceSpan | undefined;
 
   /**
    * A record's work item, made when its batch is delivered.
