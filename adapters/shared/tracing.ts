@@ -13,8 +13,9 @@
  * attempt ends (error status and the exception when it failed). A batch handler call gets
  * one span with a link per record.
  *
- * Without `@opentelemetry/api` installed tracing is off, silently: nothing is imported and
- * the runner runs exactly as with `tracing: false`.
+ * Without `@opentelemetry/api` installed tracing is off, silently, and by default also when
+ * no context manager is registered (OpenTelemetry not set up: no SDK registered one): the
+ * runner then runs exactly as with `tracing: false`. Given a `tracer`, it traces regardless.
  *
  * @module
  */
@@ -46,8 +47,9 @@ export interface TracingOptions {
 
 /**
  * A binding's `tracing` option: `true` or left out (the default) traces through the global
- * OpenTelemetry API when `@opentelemetry/api` is installed; `false` never traces; an object
- * picks the tracer or links.
+ * OpenTelemetry API when `@opentelemetry/api` is installed and set up (a context manager
+ * registered, as every SDK setup does); `false` never traces; an object picks the tracer
+ * (then it traces whenever the API imports) or links.
  */
 export type TracingOption = boolean | TracingOptions;
 
@@ -95,8 +97,17 @@ export function openTelemetryTracing<M extends TracedMessage>(
     } catch {
       return undefined; // not installed: tracing off (documented)
     }
+    // By default only where OpenTelemetry is set up (any SDK setup registers a context manager): a
+    // package that merely depends on the API costs nothing (records still start directly).
+    if (o.tracer === undefined && !contextManaged(api)) return undefined;
     return new OpenTelemetryRecordTracing<M>(api, (o.tracer as Tracer | undefined) ?? api.trace.getTracer("offset-frontier"), o.links === true, group);
   };
+}
+
+/** Whether a context manager is registered globally (without one no context is ever active: nothing nests). */
+function contextManaged(api: Api): boolean {
+  const key = api.createContextKey("offset-frontier: context manager probe");
+  return api.context.with(api.ROOT_CONTEXT.setValue(key, true), () => api.context.active().getValue(key) === true);
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });

@@ -292,20 +292,21 @@ export class RecordRunner<M> {
   }
 
   /**
-   * With tracing, a dead letter's trace headers: the event on the attempt's span (a span of its
-   * own when there is none open: batch mode), whose context the dead letter carries on.
+   * With tracing, a dead letter's trace: the event on the attempt's span (a span of its own
+   * when there is none open: batch mode), whose context the dead letter carries on in its
+   * headers and in which its produce is called (a producer's instrumentation nests under it).
    */
-  #deadLetterTrace(work: Work<M, Lane<M>>, tracing: RecordTracing<M>): Record<string, string> {
+  #deadLetterTrace(work: Work<M, Lane<M>>, tracing: RecordTracing<M>): DeadLetterTrace {
     let span: TraceSpan | undefined = work.span;
     const own = span === undefined;
     span ??= tracing.record(work);
     span.event("offset_frontier.dead_letter", { "offset_frontier.dead_letter.attempts": work.attempt });
     const headers = traceHeaders(span);
     if (own) span.end();
-    return headers;
+    return { span, headers };
   }
 
-  #deadLetter(work: Work<M, Lane<M>>, produceAttempt: number, trace?: Record<string, string>): void {
+  #deadLetter(work: Work<M, Lane<M>>, produceAttempt: number, trace?: DeadLetterTrace): void {
     work.deadLettering = true;
     const lane = work.lane;
     const info = {
@@ -322,7 +323,7 @@ export class RecordRunner<M> {
       // Transactional: the dead letter is the record's output, committed with its completion.
       let letter: OutputRecord;
       try {
-        letter = txDeadLetter(work.message, trace === undefined ? info : { ...info, headers: trace });
+        letter = txDeadLetter(work.message, trace === undefined ? info : { ...info, headers: trace.headers });
       } catch (error) {
         this.#dispatcher.sideEnded(work);
         this.#stopPartition(work, error);
@@ -340,7 +341,8 @@ export class RecordRunner<M> {
     }
     let produced: Promise<void>;
     try {
-      produced = Promise.resolve(this.#client.deadLetter!(work.message, { ...info, signal: work.signal, ...(trace ? { headers: trace } : {}) }));
+      const produce = (): Promise<void> => this.#client.deadLetter!(work.message, { ...info, signal: work.signal, ...(trace ? { headers: trace.headers } : {}) });
+      produced = Promise.resolve(trace === undefined ? produce() : trace.span.run(produce));
     } catch (error) {
       produced = Promise.reject(error);
     }
@@ -398,6 +400,12 @@ export class RecordRunner<M> {
     });
   }
 
+}
+
+/** A dead letter's trace: the span it is recorded on and the headers that carry its context. */
+interface DeadLetterTrace {
+  readonly span: TraceSpan;
+  readonly headers: Record<string, string>;
 }
 
 /** Ends the span of `work`'s attempt (tracing only) and forgets it. */

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { context, propagation, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { InvalidArgumentError, type OutputRecord, ParallelConsumer, type TransactionalContext } from "../../core/mod.ts";
 import { openTelemetryTracing } from "../../adapters/shared/tracing.ts";
 import { FOREIGN, type OtelSetup, producerSpan, setupOtel, spansNamed } from "./otel_setup.ts";
@@ -239,5 +240,16 @@ describe("tracing: each record in a span of its own", () => {
     assert.throws(() => tracing({ link: true } as never), InvalidArgumentError);
     assert.throws(() => tracing("yes" as never), InvalidArgumentError);
     assert.throws(() => new ParallelConsumer<TracedMsg>(client, { tracing: 5 as never, handler: () => {} }), InvalidArgumentError);
+  });
+
+  test("by default, tracing is off where OpenTelemetry is not set up (no context manager registered)", async () => {
+    context.disable();
+    try {
+      assert.equal(await (tracing() as () => Promise<unknown>)(), undefined);
+      assert.notEqual(await (tracing({ tracer: trace.getTracer("given") }) as () => Promise<unknown>)(), undefined, "a given tracer traces regardless");
+    } finally {
+      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    }
+    assert.notEqual(await (tracing() as () => Promise<unknown>)(), undefined);
   });
 });
