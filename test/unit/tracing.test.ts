@@ -157,6 +157,28 @@ describe("tracing: each record in a span of its own", () => {
     assert.equal(carried.spanId, last.spanContext().spanId, "the dead letter's traceparent is the last attempt's span");
   });
 
+  test("a stuck record's abandonment is recorded on its attempt's span, and its dead letter carries that span's context", async () => {
+    otel.exporter.reset();
+    const client = new MemoryClient({ deadLetter: async () => {} });
+    const c = new ParallelConsumer<TracedMsg>(client, {
+      engine: "js",
+      stuck: { maxPendingMs: 30, action: "dead-letter" },
+      tracing: tracing(),
+      handler: (m, { signal }) => m.offset === 1 ? new Promise<void>((r) => signal.addEventListener("abort", () => r())) : undefined,
+    });
+    await c.start();
+    client.sink.assigned([{ topic: "t", partition: 0 }]);
+    deliverTraced(client, 0, range(0, 3));
+    await until(() => client.deadLetters.length === 1 && c.metrics().completed === 3, 5_000, "the stuck record dead-lettered");
+    await c.shutdown();
+    const span = spansNamed(otel.exporter, "process t").find((s) => s.attributes["messaging.kafka.offset"] === 1)!;
+    assert.ok(span.events.some((e) => e.name === "offset_frontier.stuck"), "the stuck event");
+    assert.ok(span.events.some((e) => e.name === "offset_frontier.dead_letter"), "the dead-letter event");
+    assert.equal(span.status.code, SpanStatusCode.ERROR);
+    const carried = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, client.deadLetters[0].info.headers!))!;
+    assert.equal(carried.spanId, span.spanContext().spanId);
+  });
+
   test("a batch handler call gets one span linked to each record; the handler runs in it", async () => {
     otel.exporter.reset();
     const client = new MemoryClient();
