@@ -76,6 +76,8 @@ bench/results/tmp/consumer.json.
   --async-handler      the runner's handlers return a resolved promise instead of returning at once
                        (the queued path: every record takes its key, as with a real async handler)
   --max-wait-ms N      KafkaJS consumers' maxWaitTimeInMs (default 100; KafkaJS's own default is 5000)
+  --tracing M          the runner's tracing: off (default), noop (the API's no-op tracer), sdk (the SDK
+                       set up, every span recorded, none exported); see bench/consumer_run.ts
   --save               write the committed bench/results/consumer.json instead
   -h, --help           this text`,
   {
@@ -90,6 +92,7 @@ bench/results/tmp/consumer.json.
     "no-completed-set": { type: "boolean" },
     "async-handler": { type: "boolean" },
     "max-wait-ms": { type: "string" },
+    tracing: { type: "string" },
     save: { type: "boolean" },
   },
 );
@@ -109,7 +112,9 @@ const childFlags = [
   ...(o["no-completed-set"] ? ["--no-completed-set"] : []),
   ...(o["async-handler"] ? ["--async-handler"] : []),
   ...(o["max-wait-ms"] !== undefined ? ["--max-wait-ms", o["max-wait-ms"]] : []),
+  ...(o.tracing !== undefined ? ["--tracing", o.tracing] : []),
 ];
+if (o.tracing !== undefined && !["off", "noop", "sdk"].includes(o.tracing)) usageError(NAME, `--tracing is off, noop or sdk; got ${JSON.stringify(o.tracing)}`);
 
 async function command(rt: RuntimeName, client: Client, args: string[]): Promise<[string, string[]]> {
   const bin = (name: string): string => join(ROOT, "node_modules", ".bin", name);

@@ -22,7 +22,7 @@
  */
 import process from "node:process";
 import type { Consumer } from "kafkajs";
-import { createKafkaJSConsumer, type Ordering } from "../adapters/kafkajs/mod.ts";
+import { createKafkaJSConsumer, type OpenTelemetryTracer, type Ordering } from "../adapters/kafkajs/mod.ts";
 import { kafka, unique } from "../test/kafka/helpers.ts";
 import type { ConfluentKafka } from "../adapters/confluent/types.ts";
 import { cli, intFlag, runtimeName, usageError } from "./cli.ts";
@@ -79,6 +79,10 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
   --no-completed-set   the runner without completed sets in the commit metadata
   --async-handler      the runner's handlers return a resolved promise (default: they return at once)
   --max-wait-ms N      KafkaJS consumers' maxWaitTimeInMs (default 100; KafkaJS's own default is 5000)
+  --tracing M          the runner's tracing (docs/tracing.md): off (default), noop (on, with the API's
+                       no-op tracer: no SDK registered), sdk (the SDK's AsyncLocalStorage context
+                       manager, W3C propagator and a tracer provider that records every span and
+                       exports none)
   -h, --help           this text`,
   {
     topic: { type: "string" },
@@ -91,8 +95,11 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
     "no-completed-set": { type: "boolean" },
     "async-handler": { type: "boolean" },
     "max-wait-ms": { type: "string" },
+    tracing: { type: "string" },
   },
 );
+const TRACING = o.tracing ?? "off";
+if (!["off", "noop", "sdk"].includes(TRACING)) usageError(NAME, `--tracing is off, noop or sdk; got ${JSON.stringify(TRACING)}`);
 const brokers = process.env.KAFKA_BROKERS;
 if (!brokers) usageError(NAME, "KAFKA_BROKERS is not set");
 if (!o.topic) usageError(NAME, "--topic is required");
@@ -108,6 +115,22 @@ const ASYNC = o["async-handler"] === true;
 const MAX_WAIT_MS = o["max-wait-ms"] === undefined ? 100 : intFlag(NAME, "max-wait-ms", o["max-wait-ms"], 0);
 const CLIENT = (o.client ?? "kafkajs") as Client;
 if (!CLIENTS.includes(CLIENT)) usageError(NAME, `--client is ${CLIENTS.join(" or ")}; got ${JSON.stringify(CLIENT)}`);
+
+/** The runners' `tracing` option for `--tracing` (sdk: the SDK registered globally first). */
+async function tracingOption(mode: string): Promise<false | { tracer: OpenTelemetryTracer }> {
+  if (mode === "off") return false;
+  const api = await import("@opentelemetry/api");
+  if (mode === "sdk") {
+    const { AsyncLocalStorageContextManager } = await import("@opentelemetry/context-async-hooks");
+    const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
+    const { BasicTracerProvider } = await import("@opentelemetry/sdk-trace-base");
+    api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    api.trace.setGlobalTracerProvider(new BasicTracerProvider()); // every span recorded (always-on sampler), none exported
+  }
+  return { tracer: api.trace.getTracer("bench") };
+}
+const TRACING_OPTION = await tracingOption(TRACING);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const now = (): number => performance.now();
@@ -225,6 +248,7 @@ async function runner(n: number, ordering: Ordering, batch = false): Promise<Rat
     ordering,
     signal: controller.signal,
     commit: COMPLETED_SET ? { mode: MODE } : { mode: MODE, completedSet: false as const },
+    tracing: TRACING_OPTION,
     ...(batch
       ? {
         batch: {

@@ -94,6 +94,7 @@ export {
   type TransactionMetrics,
   type TransactionOutcome,
 } from "./consumer/port/mod.ts";
+export { type RecordTracing, type TracedRecord, type TraceSpan, type TracingSource } from "./consumer/port/mod.ts";
 export {
   type ConsumerState,
   type Handler,

@@ -15,6 +15,7 @@ import { ConfluentClient } from "./client.ts";
 import type { OptionNames } from "../../core/consumer/known_options.ts";
 import { checkConsumerOptions } from "../../core/consumer/runner_options.ts";
 import { defined } from "../shared/defined.ts";
+import { openTelemetryTracing, type TracingOption } from "../shared/tracing.ts";
 import type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
 import type { ConfluentConsumerConfig, ConfluentKafka, ConfluentMessage } from "./types.ts";
 import { startWithSignals } from "../shared/signals.ts";
@@ -31,7 +32,13 @@ if (foreign !== undefined) {
 }
 
 /** Options of a Confluent parallel consumer. */
-export interface ConfluentConsumerOptions extends Omit<ParallelConsumerOptions<ConfluentMessage>, "handler"> {
+export interface ConfluentConsumerOptions extends Omit<ParallelConsumerOptions<ConfluentMessage>, "handler" | "tracing"> {
+  /**
+   * OpenTelemetry tracing (docs/tracing.md): each attempt in a span of its own, a child of the
+   * record's `traceparent`. Default on when `@opentelemetry/api` is installed; `false`: off;
+   * `{ tracer, links }`: the tracer, and new roots linked to the producer instead of children.
+   */
+  tracing?: TracingOption;
   /** The client: `new KafkaJS.Kafka({ kafkaJS: { brokers } })` from `@confluentinc/kafka-javascript`. */
   kafka: ConfluentKafka;
   /**
@@ -88,7 +95,9 @@ const CONFLUENT_OPTION_NAMES: OptionNames<
  */
 export function createConfluentConsumer(options: ConfluentConsumerOptions): ParallelConsumer<ConfluentMessage> {
   checkConsumerOptions(options, CONFLUENT_OPTION_NAMES);
-  const { kafka, config, topics, fromBeginning, deadLetter, commitOutcomeTimeoutMs, revokeTimeoutMs, ...rest } = options;
+  const { kafka, config, topics, fromBeginning, deadLetter, commitOutcomeTimeoutMs, revokeTimeoutMs, tracing, ...others } = options;
+  const group = (): string | undefined => (config as { "group.id"?: string; kafkaJS?: { groupId?: string } })?.["group.id"] ?? (config as { kafkaJS?: { groupId?: string } })?.kafkaJS?.groupId;
+  const rest = { ...others, ...defined({ tracing: openTelemetryTracing<ConfluentMessage>(tracing, group) }) };
   const client = new ConfluentClient(kafka, config, topics, {
     revokeTimeoutMs: revokeTimeoutMs ?? (typeof rest.drainTimeoutMs === "number" ? rest.drainTimeoutMs : 5_000) + 5_000,
     ...defined({ fromBeginning, deadLetter, commitOutcomeTimeoutMs }),
@@ -118,3 +127,4 @@ export type { ConfluentDeadLetterOptions } from "./dead_letter.ts";
 export type * from "./types.ts";
 export * from "../shared/consumer_api.ts";
 export type { ShutdownSignal } from "../shared/shutdown_signal.ts";
+export type { OpenTelemetryTracer, TracingOption, TracingOptions } from "../shared/tracing.ts";

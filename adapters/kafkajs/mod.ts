@@ -23,9 +23,10 @@ import { startConsuming } from "../../core/consumer/start_consuming.ts";
 import { defined } from "../shared/defined.ts";
 import { InvalidArgumentError } from "../../core/errors.ts";
 import { type KafkaJSTransactionalOptions, KafkaJSTransactions } from "./transactions.ts";
+import { openTelemetryTracing, type TracingOption } from "../shared/tracing.ts";
 
 /** Options of a KafkaJS parallel consumer. */
-export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler" | "transactional"> {
+export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<KafkaMessage>, "handler" | "transactional" | "tracing"> {
   /**
    * A KafkaJS consumer from `kafka.consumer({ groupId, … })`, not connected yet. A
    * `maxWaitTimeInMs` of a few hundred ms makes resumes take effect sooner (KafkaJS
@@ -63,6 +64,12 @@ export interface KafkaJSConsumerOptions extends Omit<ParallelConsumerOptions<Kaf
    * Read the outputs with `read_committed` (KafkaJS's default).
    */
   transactional?: KafkaJSTransactionalOptions;
+  /**
+   * OpenTelemetry tracing (docs/tracing.md): each attempt in a span of its own, a child of the
+   * record's `traceparent`. Default on when `@opentelemetry/api` is installed; `false`: off;
+   * `{ tracer, links }`: the tracer, and new roots linked to the producer instead of children.
+   */
+  tracing?: TracingOption;
 }
 
 /** The binding's own option names, besides the runner's. */
@@ -99,7 +106,11 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
   checkConsumerOptions(options, KAFKAJS_OPTION_NAMES);
   checkKnownOptions("options.deadLetter", options.deadLetter, DEAD_LETTER_OPTION_NAMES);
   checkKnownOptions("options.transactional", options.transactional, TRANSACTIONAL_OPTION_NAMES);
-  const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, ...rest } = options;
+  const { consumer, kafka, topics, fromBeginning, deadLetter, transactional, tracing: traced, ...options_ } = options;
+  let groupId: string | undefined; // from the joins (a KafkaJS consumer does not tell its group otherwise)
+  const tracing = openTelemetryTracing<KafkaMessage>(traced, () => groupId);
+  const rest = { ...options_, ...defined({ tracing }) };
+  const joins = (): void => void (tracing && consumer.on(consumer.events.GROUP_JOIN, (e) => void (groupId = e.payload.groupId)));
   if (transactional !== undefined) {
     if (kafka === undefined) {
       // Refused before the client takes the consumer: a refused construction takes nothing.
@@ -113,11 +124,17 @@ export function createKafkaJSConsumer(options: KafkaJSConsumerOptions): Parallel
       const port = new KafkaJSTransactions(kafka, consumer, transactional, {
         ...defined({ fromBeginning, deadLetter: deadLetter && transactionalDeadLetter(deadLetter) }),
       });
-      return new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
+      const built = new ParallelConsumer<KafkaMessage>(client, { ...rest, transactional: { ...transactional, port } });
+      joins(); // the consumer is a KafkaJS one (checked by the client), and it is this one's now
+      return built;
     });
   }
   const client = new KafkaJSClient(consumer, topics, defined({ fromBeginning, deadLetter, kafka }));
-  return untakenIfRefused(consumer, () => new ParallelConsumer<KafkaMessage>(client, rest));
+  return untakenIfRefused(consumer, () => {
+    const built = new ParallelConsumer<KafkaMessage>(client, rest);
+    joins();
+    return built;
+  });
 }
 
 /** Builds the rest of a consumer around a binding; a refusal there leaves `consumer` free for another try. */
@@ -210,6 +227,7 @@ export { KafkaJSClient } from "./client.ts";
 export type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 export type { Consumer, Kafka, KafkaMessage, Producer } from "./types.ts";
 export type { DeadLetterOptions } from "./dead_letter.ts";
+export type { OpenTelemetryTracer, TracingOption, TracingOptions } from "../shared/tracing.ts";
 export * from "../shared/consumer_api.ts";
 export { type OutputRecord, type TransactionalContext, type TransactionEvent, type TransactionMetrics } from "../../core/mod.ts";
 export { type KafkaJSTransactionalOptions, KafkaJSTransactions, type TransactionalProducerStats } from "./transactions.ts";

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { openTelemetryTracing, type TracingOption } from "../shared/tracing.ts";
 import process from "node:process";
 import { InvalidArgumentError, UnsupportedRuntimeError } from "../../core/errors.ts";
 import { type Handler, ParallelConsumer, type ParallelConsumerOptions } from "../../core/consumer/runner.ts";
@@ -22,7 +23,13 @@ import { startWithSignals } from "../shared/signals.ts";
 import type { ShutdownSignal } from "../shared/shutdown_signal.ts";
 
 /** Options of a `@platformatic/kafka` parallel consumer. */
-export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOptions<PlatformaticMessage>, "handler" | "transactional"> {
+export interface PlatformaticConsumerOptions extends Omit<ParallelConsumerOptions<PlatformaticMessage>, "handler" | "transactional" | "tracing"> {
+  /**
+   * OpenTelemetry tracing (docs/tracing.md): each attempt in a span of its own, a child of the
+   * record's `traceparent`. Default on when `@opentelemetry/api` is installed; `false`: off;
+   * `{ tracer, links }`: the tracer, and new roots linked to the producer instead of children.
+   */
+  tracing?: TracingOption;
   /**
    * A `@platformatic/kafka` consumer, not joined: `new Consumer({ groupId, clientId,
    * bootstrapBrokers })` (classic group protocol, Buffer deserializers). The binding joins
@@ -104,7 +111,8 @@ export function createPlatformaticConsumer(options: PlatformaticConsumerOptions)
   checkConsumerOptions(options, PLATFORMATIC_OPTION_NAMES);
   checkKnownOptions("options.deadLetter", options.deadLetter, DEAD_LETTER_OPTION_NAMES);
   checkKnownOptions("options.transactional", options.transactional, TRANSACTIONAL_OPTION_NAMES);
-  const { consumer, topics, fromBeginning, deadLetter, maxWaitTime, maxBytesPerPartition, maxBytes, readCommitted, transactional, ...rest } = options;
+  const { consumer, topics, fromBeginning, deadLetter, maxWaitTime, maxBytesPerPartition, maxBytes, readCommitted, transactional, tracing, ...others } = options;
+  const rest = { ...others, ...defined({ tracing: openTelemetryTracing<PlatformaticMessage>(tracing, () => consumer?.groupId) }) };
   if (transactional !== undefined) {
     if (readCommitted === false) {
       throw new InvalidArgumentError("transactional (exactly-once) needs readCommitted: a read_uncommitted consumer would process outputs of aborted transactions");
@@ -160,3 +168,4 @@ export { type PlatformaticProducerStats, type PlatformaticTransactionalOptions, 
 export { isFenced } from "./transaction_steps.ts";
 export { type OutputRecord, type TransactionalContext, type TransactionEvent, type TransactionMetrics } from "../../core/mod.ts";
 export type { CommitFailure } from "./commit_response.ts";
+export type { OpenTelemetryTracer, TracingOption, TracingOptions } from "../shared/tracing.ts";

@@ -24,12 +24,13 @@ function errorText(error: unknown): string {
 
 /**
  * A dead letter's headers: a copy of `own` (the record's headers, left unchanged) with
- * the {@link DEAD_LETTER_HEADERS} set from `info`.
+ * `info.headers` (with tracing: the context of the attempt that gave up) and the
+ * {@link DEAD_LETTER_HEADERS} set from `info`.
  * @param own the record's headers, if any
  * @param info the failed record's source and last error
  */
 export function deadLetterHeaders<V>(own: Readonly<Record<string, V>> | undefined, info: DeadLetterInfo): Record<string, V | string> {
-  const headers: Record<string, V | string> = { ...(own ?? {}) };
+  const headers: Record<string, V | string> = { ...(own ?? {}), ...info.headers }; // the trace context replaces the record's
   const err = info.error;
   headers[DEAD_LETTER_HEADERS.error] = errorText(err);
   headers[DEAD_LETTER_HEADERS.errorName] = err instanceof Error ? err.name : typeof err;

@@ -54,6 +54,7 @@ import { LogEnds } from "./dispatch/mod.ts";
 import { resolveStuckOptions, StuckWatch } from "./records/mod.ts";
 import { UserPause } from "./records/mod.ts";
 import { resolveTransactionalOptions } from "./port/mod.ts";
+import { checkTracing, loadTracing, type TracingSource } from "./port/mod.ts";
 import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
 import { Frontier } from "../tracker/frontier.ts";
 
@@ -113,6 +114,7 @@ export class ParallelConsumer<M> {
   readonly #gate: RateGate | undefined;
   readonly #stuck: StuckWatch<M> | undefined;
   readonly #narrator: Narrator | undefined;
+  readonly #tracing: TracingSource<M> | undefined;
 
   /**
    * A consumer over `client`, not started yet.
@@ -124,6 +126,7 @@ export class ParallelConsumer<M> {
     const batchOptions = options?.batch === undefined ? undefined : resolveBatchOptions(options.batch);
     checkHandlerChoice(options, batchOptions !== undefined);
     checkConsumerOptions(options);
+    this.#tracing = checkTracing(options.tracing);
     this.#client = client;
     const handler = options.handler ?? (() => {}); // batch mode: records go to the collector instead
     const txo = options.transactional;
@@ -287,6 +290,9 @@ export class ParallelConsumer<M> {
       this.#resolveDone();
       return;
     }
+    // Loaded before anything is delivered: every attempt then runs in a span of its own, queued (no direct start).
+    const tracing = this.#tracing && await loadTracing(this.#tracing).catch((e: unknown) => (this.#failed(e), Promise.reject(e)));
+    if (tracing) (this.#records.useTracing(tracing), this.#delivery.queueAll());
     const rebalance = this.#rebalance;
     const delivery = this.#delivery;
     const sink: ClientSink<M> = {

@@ -18,6 +18,7 @@ import type { RetryPolicy } from "./records/mod.ts";
 import type { StuckOptions } from "./records/mod.ts";
 import type { TransactionalOptions, TransactionalPort } from "./port/mod.ts";
 import type { Handler } from "./records/mod.ts";
+import type { TracingSource } from "./port/mod.ts";
 
 export type { Handler, RecordContext, TransactionalContext } from "./records/mod.ts";
 
@@ -80,6 +81,12 @@ export interface ParallelConsumerOptions<M> extends DispatchOptions {
    * transactional plumbing (the KafkaJS binding makes it from its `transactional` option).
    */
   transactional?: TransactionalOptions & { port: TransactionalPort };
+  /**
+   * Tracing (tracing.ts): a tracer the runner calls around every attempt and batch handler
+   * call, or a function that loads one at `start()`. The bindings make it from their own
+   * `tracing` option (OpenTelemetry, on when `@opentelemetry/api` is installed). Default: none.
+   */
+  tracing?: TracingSource<M>;
 }
 
 
@@ -99,7 +106,7 @@ const CONSUMER_OPTION_NAMES: {
     handler: true, retry: true, commit: true, drainTimeoutMs: true, shutdownGraceMs: true, signal: true, cluster: true,
     engine: true, capacity: true, on: true, transactional: true, ordering: true, concurrency: true,
     maxInFlightPerPartition: true, highWaterMark: true, lowWaterMark: true, maxBuffered: true,
-    rateLimit: true, stuck: true, batch: true, logger: true,
+    rateLimit: true, stuck: true, batch: true, logger: true, tracing: true,
   },
   retry: { retries: true, initialDelayMs: true, maxDelayMs: true, multiplier: true, jitter: true, onExhausted: true },
   commit: { mode: true, intervalMs: true, timeoutMs: true, stallMs: true, maxUncommitted: true, completedSet: true, metadata: true },

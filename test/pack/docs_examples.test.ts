@@ -161,7 +161,8 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
   before(async () => {
     if (!brokers) brokers = (broker = await startBroker()).brokers;
     const links: Record<string, string> = {};
-    for (const name of ["prom-client", "@opentelemetry/api", "@platformatic/kafka"]) links[name] = join(ROOT, "node_modules", name);
+    const otel = ["@opentelemetry/api", "@opentelemetry/context-async-hooks", "@opentelemetry/core", "@opentelemetry/sdk-trace-base"]; // docs/tracing.md
+    for (const name of ["prom-client", ...otel, "@platformatic/kafka"]) links[name] = join(ROOT, "node_modules", name);
     if (haveConfluent) links["@confluentinc/kafka-javascript"] = CONFLUENT;
     // "type": "module": the examples use top-level await, which tsx runs only in an ES module
     pack = packProject({ prefix: "offset-frontier-docs-", npm: [["pkg", "set", "type=module"]], links });

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Handle } from "../../tracker/tracker.ts";
+import type { TraceSpan } from "../port/mod.ts";
 
 /** What a record reads of its partition's lane (the dispatcher's `Lane` is one). */
 export interface RecordLane {
@@ -49,6 +50,8 @@ export class Work<M, L extends RecordLane = RecordLane> {
   behind: Work<M, L> | undefined = undefined;
   /** @internal `key` ordering, on the record holding its key: the last record of its chain. */
   last: Work<M, L> | undefined = undefined;
+  /** With tracing: the span of its running attempt (record_runner.ts ends it). Declared only: no field is made without tracing. */
+  declare span: TraceSpan | undefined;
 
   /**
    * A record's work item, made when its batch is delivered.

@@ -70,6 +70,11 @@ export interface DeadLetterInfo extends TopicPartition {
   readonly attempts: number;
   /** Aborted when the record is abandoned (partition revoked or lost, shutdown grace over): stop waiting for the cluster. */
   readonly signal?: AbortSignal;
+  /**
+   * With tracing: the trace context the dead letter carries on (e.g. W3C `traceparent`), set
+   * over the record's own headers of the same names.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** How a binding's revoke relates to its client's rejoin ({@link ClientSink.revoking}). */

@@ -14,3 +14,4 @@ export * from "./logger.ts";
 export * from "./metrics.ts";
 export * from "./sleep.ts";
 export * from "./transactions.ts";
+export * from "./tracing.ts";

@@ -93,7 +93,10 @@ export interface TransactionalPort {
   /** Closes every producer (shutdown). */
   close(): Promise<void>;
   /** The dead letter of a record, produced in the record's transaction. */
-  deadLetter?(message: unknown, info: { topic: string; partition: number; offset: number; error: unknown; attempts: number }): OutputRecord;
+  deadLetter?(
+    message: unknown,
+    info: { topic: string; partition: number; offset: number; error: unknown; attempts: number; headers?: Readonly<Record<string, string>> },
+  ): OutputRecord;
 }
 
 /** Options of the transactional mode. */

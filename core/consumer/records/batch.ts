@@ -33,6 +33,7 @@ import { BatchCall, type BatchContext, BatchRecordContext, BatchSignal } from ".
 import type { Lane } from "../dispatch/mod.ts";
 import type { Work } from "../dispatch/mod.ts";
 import { checkOutput, type OutputRecord } from "../port/mod.ts";
+import { type RecordTracing, type TraceSpan, tracedOutput } from "../port/mod.ts";
 
 export { type BatchContext } from "./batch_context.ts";
 
@@ -121,6 +122,8 @@ function recordContexts<M>(works: readonly Work<M, Lane<M>>[]): BatchRecordConte
 export class BatchCollector<M> {
   /** Batches run (the direct start's included). */
   batches = 0;
+  /** With tracing (set once at start): each call runs in a span of its own, linked to its records. */
+  tracing: RecordTracing<M> | undefined = undefined;
   readonly #o: ResolvedBatchOptions<M>;
   readonly #in: BatchInputs<M>;
   #pending: Work<M, Lane<M>>[] = [];
@@ -164,6 +167,7 @@ export class BatchCollector<M> {
     this.#pending = [];
     this.batches++;
     const batchSignal = new BatchSignal(works as unknown as Work<unknown, Lane<unknown>>[]);
+    const span = this.tracing?.batch(works);
     // Exactly-once mode: per record, this attempt's outputs, kept only if the record succeeds.
     const staged: OutputRecord[][] | undefined = this.#in.transactional ? works.map(() => []) : undefined;
     let open = true;
@@ -172,7 +176,7 @@ export class BatchCollector<M> {
       const mine = staged[i];
       const send = (...outputs: OutputRecord[]): void => {
         if (!open) throw new InvalidArgumentError(`send() after the batch handler of ${w.topic}/${w.partition}@${w.offset} settled`);
-        for (const r of outputs) mine.push(checkOutput(r));
+        for (const r of outputs) mine.push(span === undefined ? checkOutput(r) : tracedOutput(checkOutput(r), span));
       };
       return { topic: w.topic, partition: w.partition, offset: w.offset, attempt: w.attempt, signal: w.signal, send };
     });
@@ -183,19 +187,22 @@ export class BatchCollector<M> {
     let result: unknown;
     try {
       const messages = works.map((w) => w.message); // packed, as the direct start's slice of the delivery
-      result = this.#o.handler(messages, new BatchCall<M>(records, batchSignal, undefined, undefined, 0, works.length));
+      const call = new BatchCall<M>(records, batchSignal, undefined, undefined, 0, works.length);
+      result = span === undefined ? this.#o.handler(messages, call) : span.run(() => this.#o.handler(messages, call));
     } catch (error) {
       ended();
+      if (span !== undefined) endBatchSpan(span, works, error, true);
       this.failAll(works, error);
       return;
     }
     if (isThenable(result)) {
       result.then(
-        (r) => (ended(), this.settle(works, r, staged)),
-        (error: unknown) => (ended(), this.failAll(works, error)),
+        (r) => (ended(), span && endBatchSpan(span, works, r, false), this.settle(works, r, staged)),
+        (error: unknown) => (ended(), span && endBatchSpan(span, works, error, true), this.failAll(works, error)),
       );
     } else {
       ended();
+      if (span !== undefined) endBatchSpan(span, works, result, false);
       this.settle(works, result, staged);
     }
   }
@@ -228,4 +235,29 @@ export class BatchCollector<M> {
   stop(): void {
     this.flush();
   }
+}
+
+/**
+ * Ends a batch call's span: failed as a whole when the handler threw (`threw`) or returned a
+ * result of the wrong shape, else with an event per record its result failed (and error
+ * status when any did).
+ */
+function endBatchSpan<M>(span: TraceSpan, works: readonly Work<M, Lane<M>>[], result: unknown, threw: boolean): void {
+  const bad = threw ? undefined : badBatchResult(result, works.length);
+  if (threw) span.fail(result);
+  else if (bad !== undefined) span.fail(bad);
+  else if (result !== undefined) {
+    let failed: unknown;
+    for (let i = 0; i < works.length; i++) {
+      const r = (result as unknown[])[i];
+      if (!(r instanceof Error)) continue;
+      failed ??= r;
+      span.event("offset_frontier.record_failed", {
+        "messaging.destination.partition.id": String(works[i].partition),
+        "messaging.kafka.offset": works[i].offset,
+      });
+    }
+    if (failed !== undefined) span.fail(failed);
+  }
+  span.end();
 }

@@ -52,8 +52,8 @@ export class Delivery<M> {
   readonly #records: RecordRunner<M>;
   readonly #life: ConsumerLife;
   readonly #keyed: boolean; // records have keys (key ordering): their Works get their key hashes
-  readonly #direct: boolean;
-  readonly #directBatches: DirectBatches<M> | undefined;
+  #direct: boolean;
+  #directBatches: DirectBatches<M> | undefined;
   #inDirect = false; // #runDirect is on the stack
 
   /**
@@ -70,6 +70,15 @@ export class Delivery<M> {
     this.#keyed = inputs.dispatcher.keyed;
     this.#direct = inputs.direct;
     this.#directBatches = inputs.directBatches;
+  }
+
+  /**
+   * Every record goes through the queue from now on (set at start, with tracing): the
+   * dispatcher's start runs each attempt inside its own span (RecordRunner.start).
+   */
+  queueAll(): void {
+    this.#direct = false;
+    this.#directBatches = undefined;
   }
 
   /**

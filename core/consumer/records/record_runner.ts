@@ -17,6 +17,7 @@ import { retryDelay } from "./retry_after.ts";
 import type { StuckRecordError, StuckWatch } from "./stuck.ts";
 import type { Handler, RecordContext, TransactionalContext } from "./record_context.ts";
 import { checkOutput, type OutputRecord } from "../port/mod.ts";
+import { type RecordTracing, type TraceSpan, traceHeaders, tracedOutput } from "../port/mod.ts";
 import { InvalidArgumentError, OffsetFrontierError } from "../../errors.ts";
 import { Completion } from "../../tracker/engine.ts";
 
@@ -93,6 +94,7 @@ export class RecordRunner<M> {
   readonly #tx: ExactlyOnce<M> | undefined;
   readonly #stuck: StuckWatch<M> | undefined;
   readonly #batch: BatchCollector<M> | undefined;
+  #tracing: RecordTracing<M> | undefined;
 
   /**
    * A runner over `inputs`.
@@ -111,11 +113,21 @@ export class RecordRunner<M> {
     this.#batch = inputs.batch;
   }
 
+  /**
+   * Traces every attempt from now on (set once at start, before any delivery): each runs in a
+   * span of its own (and each batch handler call in one linked to its records).
+   */
+  useTracing(tracing: RecordTracing<M>): void {
+    this.#tracing = tracing;
+    if (this.#batch) this.#batch.tracing = tracing;
+  }
+
   /** Calls the handler for `work` (the dispatcher's `start`): its settling ends the attempt, as {@link attemptOk} or {@link attemptFailed}. */
   start(work: Work<M, Lane<M>>): void {
     this.#stuck?.started(work);
     work.running = true;
     if (this.#batch) return this.#batch.add(work); // its batch's result ends the attempt
+    if (this.#tracing !== undefined) return this.#startTraced(work, this.#tracing);
     let result: unknown;
     let context: RecordContext = work;
     if (this.#tx) {
@@ -157,9 +169,46 @@ export class RecordRunner<M> {
     }
   }
 
+  /**
+   * {@link start} with tracing: the handler runs inside the attempt's own span (a child of the
+   * record's header context, never of whatever context started it), which ends with the
+   * attempt; in exactly-once mode each output sent carries the span's context in its headers.
+   */
+  #startTraced(work: Work<M, Lane<M>>, tracing: RecordTracing<M>): void {
+    const span = work.span = tracing.record(work);
+    let context: RecordContext = work;
+    let staged: OutputRecord[] | undefined;
+    let open = true;
+    if (this.#tx) {
+      const mine: OutputRecord[] = staged = [];
+      const send = (...records: OutputRecord[]): void => {
+        if (!open) throw new InvalidArgumentError(`send() after the handler of ${work.topic}/${work.partition}@${work.offset} settled`);
+        for (const r of records) mine.push(tracedOutput(checkOutput(r), span));
+      };
+      context = { topic: work.topic, partition: work.partition, offset: work.offset, attempt: work.attempt, signal: work.signal, send } as TransactionalContext;
+    }
+    let result: unknown, threw = false, thrown: unknown;
+    span.run(() => {
+      try {
+        result = this.#handler(work.message, context);
+      } catch (error) {
+        threw = true;
+        thrown = error;
+      }
+    });
+    // Settled outside the span: the runner's own work (the next starts, commits) is no record's.
+    const ok = (): void => ((open = false), this.attemptOk(work, staged));
+    const failed = (error: unknown): void => ((open = false), this.attemptFailed(work, error));
+    if (threw) failed(thrown);
+    else if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
+      (result as PromiseLike<unknown>).then(ok, failed);
+    } else ok();
+  }
+
   /** An attempt succeeded: the record completes (with its staged `outputs` in exactly-once mode) and the next records start. */
   attemptOk(work: Work<M, Lane<M>>, outputs?: readonly OutputRecord[]): void {
     if (work.givenUp) return; // abandoned as stuck: its worker was freed then, and this completion does not count
+    if (work.span !== undefined) endSpan(work);
     work.running = false;
     this.#dispatcher.attemptEnded(work);
     this.#complete(work, outputs);
@@ -193,9 +242,12 @@ export class RecordRunner<M> {
     work.running = false;
     this.failures++;
     work.error = error;
+    const span = work.span; // with tracing: open until the attempt's outcome is recorded on it
+    span?.fail(error);
     const lane = work.lane;
     const left = this.#dispatcher.drainLeft(lane); // Infinity while active; a drain retries within its deadline
     if (left <= 0) {
+      span?.event("offset_frontier.abandoned");
       this.#dispatcher.abandon(work); // stays pending: delivered again after the revoke or restart
     } else if (canRetry(this.#retry, work.attempt)) {
       // The handler's own request (RetryAfterError, `retryAfterMs`, `retryAt`) capped by the policy, else the backoff.
@@ -213,12 +265,14 @@ export class RecordRunner<M> {
           error,
         });
       }
+      span?.event("offset_frontier.retry", { "offset_frontier.retry.delay_ms": delayMs });
       this.#dispatcher.retryLater(work, delayMs);
     } else if (this.#retry.onExhausted === "dead-letter") {
       this.#deadLetter(work, 1);
     } else {
       this.#stopPartition(work, error);
     }
+    if (span !== undefined) endSpan(work);
     // Only now: a drain waiting for the lane to go idle must see the retry or dead letter scheduled.
     this.#dispatcher.attemptEnded(work);
     this.#dispatcher.pump();
@@ -226,12 +280,33 @@ export class RecordRunner<M> {
 
   /** A record found stuck (its worker already freed): dead-lettered, or its partition stops. */
   giveUp(work: Work<M, Lane<M>>, error: StuckRecordError, action: "dead-letter" | "stop"): void {
+    const span = work.span;
+    if (span !== undefined) {
+      span.event("offset_frontier.stuck", { "offset_frontier.stuck.action": action });
+      span.fail(error);
+    }
     if (action === "dead-letter") this.#deadLetter(work, 1);
     else this.#stopPartition(work, error);
+    if (span !== undefined) endSpan(work);
     this.#dispatcher.pump();
   }
 
-  #deadLetter(work: Work<M, Lane<M>>, produceAttempt: number): void {
+  /**
+   * With tracing, a dead letter's trace: the event on the attempt's span (a span of its own
+   * when there is none open: batch mode), whose context the dead letter carries on in its
+   * headers and in which its produce is called (a producer's instrumentation nests under it).
+   */
+  #deadLetterTrace(work: Work<M, Lane<M>>, tracing: RecordTracing<M>): DeadLetterTrace {
+    let span: TraceSpan | undefined = work.span;
+    const own = span === undefined;
+    span ??= tracing.record(work);
+    span.event("offset_frontier.dead_letter", { "offset_frontier.dead_letter.attempts": work.attempt });
+    const headers = traceHeaders(span);
+    if (own) span.end();
+    return { span, headers };
+  }
+
+  #deadLetter(work: Work<M, Lane<M>>, produceAttempt: number, trace?: DeadLetterTrace): void {
     work.deadLettering = true;
     const lane = work.lane;
     const info = {
@@ -241,13 +316,14 @@ export class RecordRunner<M> {
       error: work.error,
       attempts: work.attempt,
     };
+    if (trace === undefined && this.#tracing !== undefined) trace = this.#deadLetterTrace(work, this.#tracing);
     this.#dispatcher.sideStarted(work);
     const txDeadLetter = this.#tx?.port.deadLetter;
     if (txDeadLetter) {
       // Transactional: the dead letter is the record's output, committed with its completion.
       let letter: OutputRecord;
       try {
-        letter = txDeadLetter(work.message, info);
+        letter = txDeadLetter(work.message, trace === undefined ? info : { ...info, headers: trace.headers });
       } catch (error) {
         this.#dispatcher.sideEnded(work);
         this.#stopPartition(work, error);
@@ -265,7 +341,8 @@ export class RecordRunner<M> {
     }
     let produced: Promise<void>;
     try {
-      produced = Promise.resolve(this.#client.deadLetter!(work.message, { ...info, signal: work.signal }));
+      const produce = (): Promise<void> => this.#client.deadLetter!(work.message, { ...info, signal: work.signal, ...(trace ? { headers: trace.headers } : {}) });
+      produced = Promise.resolve(trace === undefined ? produce() : trace.span.run(produce));
     } catch (error) {
       produced = Promise.reject(error);
     }
@@ -287,7 +364,7 @@ export class RecordRunner<M> {
         } else if (canRetry(this.#retry, produceAttempt)) {
           this.#dispatcher.wait(work, backoffDelay(this.#retry, produceAttempt), () => {
             if (this.#dispatcher.drainLeft(lane) <= 0) this.#dispatcher.abandon(work);
-            else this.#deadLetter(work, produceAttempt + 1);
+            else this.#deadLetter(work, produceAttempt + 1, trace);
           });
         } else {
           this.#stopPartition(work, error);
@@ -298,6 +375,7 @@ export class RecordRunner<M> {
 
   #stopPartition(work: Work<M, Lane<M>>, error: unknown): void {
     const lane = work.lane;
+    work.span?.event("offset_frontier.partition_stopped");
     this.#dispatcher.abandon(work); // the record stays pending: the frontier stays below it
     this.#dispatcher.stopLane(lane, "stopped");
     this.pauseStopped(lane);
@@ -322,4 +400,17 @@ export class RecordRunner<M> {
     });
   }
 
+}
+
+/** A dead letter's trace: the span it is recorded on and the headers that carry its context. */
+interface DeadLetterTrace {
+  readonly span: TraceSpan;
+  readonly headers: Record<string, string>;
+}
+
+/** Ends the span of `work`'s attempt (tracing only) and forgets it. */
+function endSpan<M>(work: Work<M, Lane<M>>): void {
+  const span = work.span!;
+  work.span = undefined;
+  span.end();
 }

@@ -1,0 +1,245 @@
+/**
+ * Real broker: tracing. Records produced each from a span of its own (its context in the
+ * record's `traceparent`), consumed through every binding of this runtime with the SDK's
+ * AsyncLocalStorage context manager and, on Node, `@opentelemetry/instrumentation-kafkajs`
+ * registered (it wraps KafkaJS's `eachBatch` in spans of its own, ended when `eachBatch`
+ * returns): every handler runs in a span of its own record, a child of the context its
+ * headers carry (in that record's trace), never in another record's span nor in an ended
+ * one; the handler's own span nests under it; a retried record has a span per attempt; a
+ * dead letter is an event on the last attempt's span and carries its context on; a batch
+ * handler call's span links its records. Also: tracing is on by default through the
+ * bindings' own factories.
+ *
+ * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`; uses
+ * KAFKA_BROKERS when set, else starts its own broker.
+ */
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { after, test } from "node:test";
+import { Kafka } from "kafkajs";
+import { context, propagation, ROOT_CONTEXT, type SpanContext, trace } from "@opentelemetry/api";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { KafkaJsInstrumentation } from "@opentelemetry/instrumentation-kafkajs";
+import { HEADER_GETTER, openTelemetryTracing } from "../../adapters/shared/tracing.ts";
+import { createTopic, endOffsets, withBroker } from "../broker/broker.ts";
+import { setupOtel } from "../unit/otel_setup.ts";
+import { bindings, type TestMessage } from "./bindings.ts";
+import { kafka, runtime, sleep, total, unique, waitFor } from "./helpers.ts";
+
+const otel = setupOtel();
+// On Node, as a service with auto-instrumentation would: KafkaJS patched before any client is made.
+const instrumented = runtime() === "node";
+if (instrumented) {
+  new KafkaJsInstrumentation();
+  createRequire(import.meta.url)("kafkajs"); // its require hook patches the Kafka prototype everyone shares
+  assert.equal((Kafka.prototype.consumer as { __wrapped?: boolean }).__wrapped, true, "the KafkaJS instrumentation is registered");
+}
+after(() => otel.close());
+
+const headerSpan = (headers: unknown): SpanContext | undefined => trace.getSpanContext(propagation.extract(ROOT_CONTEXT, headers, HEADER_GETTER));
+
+/** Produces `n` records (keys k0..k29, values v0..), each from its own producer span; returns each value's trace id. */
+async function produceTraced(brokers: string, topic: string, n: number): Promise<Map<string, string>> {
+  const traces = new Map<string, string>();
+  const producer = kafka(brokers).producer();
+  await producer.connect();
+  try {
+    await Promise.all(Array.from({ length: n }, (_, i) => {
+      const span = trace.getTracer("test-producer").startSpan(`produce v${i}`, { root: true });
+      traces.set(`v${i}`, span.spanContext().traceId);
+      const headers: Record<string, string> = {};
+      const ctx = trace.setSpan(ROOT_CONTEXT, span);
+      propagation.inject(ctx, headers);
+      // Inside the span: an instrumented producer's own send span nests under it (and its context goes in the headers).
+      return context.with(ctx, () => producer.send({ topic, acks: -1, messages: [{ key: `k${i % 30}`, value: `v${i}`, headers }] })).finally(() => span.end());
+    }));
+  } finally {
+    await producer.disconnect();
+  }
+  return traces;
+}
+
+const ours = (s: ReadableSpan, topic: string): boolean => s.name === `process ${topic}` && s.instrumentationScope.name === "offset-frontier";
+
+for (const binding of bindings()) test(`tracing (${binding.name}${instrumented ? ", KafkaJS instrumentation registered" : ""}): each handler in its own record's span, retries, dead letters`, { timeout: 120_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const topic = unique("traced");
+    const groupId = unique("traced-group");
+    await createTopic(brokers, topic, 3);
+    await createTopic(brokers, `${topic}.DLT`, 1);
+    const traces = await produceTraced(brokers, topic, 300);
+    assert.equal(total(await endOffsets(brokers, topic)), 300, "300 records produced");
+    const retried = (v: string): boolean => Number(v.slice(1)) % 100 === 7; // fails its first attempt
+    const dead = (v: string): boolean => Number(v.slice(1)) % 100 === 13; // always fails: dead-lettered
+    const problems: string[] = [];
+    let ok = 0, deadLetters = 0, calls = 0;
+    const check = (m: TestMessage, partition: number, offset: number, when: string): void => {
+      const v = m.value!.toString();
+      const active = trace.getActiveSpan() as unknown as ReadableSpan | undefined;
+      if (active === undefined) return void problems.push(`${v} ${when}: no active span`);
+      if (!ours(active, topic) || active.attributes["messaging.kafka.offset"] !== offset ||
+        active.attributes["messaging.destination.partition.id"] !== String(partition)) {
+        return void problems.push(`${v} ${when}: in span ${active.name} (${active.instrumentationScope.name}) of offset ${String(active.attributes["messaging.kafka.offset"])}`);
+      }
+      if (active.ended) problems.push(`${v} ${when}: its span already ended`);
+      const parent = headerSpan(m.headers);
+      if (parent === undefined || active.parentSpanContext?.spanId !== parent.spanId) problems.push(`${v} ${when}: not a child of its headers' context`);
+      if (active.spanContext().traceId !== traces.get(v)) problems.push(`${v} ${when}: not in its producer's trace`);
+    };
+    const controller = new AbortController();
+    const consumer = binding.create({
+      brokers,
+      groupId,
+      topics: [topic],
+      fromBeginning: true,
+      ordering: "key",
+      concurrency: 16,
+      retry: { retries: 1, initialDelayMs: 5, jitter: 0, onExhausted: "dead-letter" },
+      deadLetter: true,
+      tracing: openTelemetryTracing<TestMessage>(true, () => groupId),
+      signal: controller.signal,
+      on: { deadLetter: () => deadLetters++ },
+      handler: async (message, { partition, offset, attempt }) => {
+        calls++;
+        const v = message.value!.toString();
+        check(message, partition, offset, "at start");
+        trace.getTracer("handler").startSpan(`handler work ${topic}/${v}`).end();
+        await sleep(offset % 3);
+        check(message, partition, offset, "after an await");
+        if (dead(v) || (retried(v) && attempt === 1)) throw new Error(`cannot process ${v}`);
+        ok++;
+      },
+    });
+    await consumer.start();
+    await waitFor(() => ok === 297 && deadLetters === 3, 60_000, "297 processed and 3 dead letters")
+      .catch((e: Error) => Promise.reject(new Error(`${e.message}: ${ok} processed, ${deadLetters} dead letters, ${calls} calls; ${problems.slice(0, 3).join("; ")}`)));
+    controller.abort();
+    await consumer.done;
+    assert.deepEqual(problems, []);
+
+    const spans = otel.exporter.getFinishedSpans();
+    const mine = spans.filter((s) => ours(s, topic));
+    const byValue = new Map<string, ReadableSpan[]>();
+    for (const s of spans) {
+      const m = /^handler work ([^/]+)\/(v\d+)$/.exec(s.name);
+      if (m?.[1] !== topic) continue;
+      const v = m[2];
+      const parent = mine.find((p) => p.spanContext().spanId === s.parentSpanContext?.spanId);
+      assert.ok(parent, `${v}: the handler's span nests under an attempt's span`);
+      (byValue.get(v) ?? byValue.set(v, []).get(v)!).push(parent);
+    }
+    assert.equal(byValue.size, 300, "every record's handler span nests under its attempt");
+    for (const [v, attempts] of byValue) {
+      const n = dead(v) || retried(v) ? 2 : 1;
+      assert.equal(attempts.length, n, `${v}: a span per attempt`);
+      assert.deepEqual(attempts.map((s) => s.attributes["offset_frontier.attempt"]).sort(), n === 2 ? [1, 2] : [1]);
+      for (const s of attempts) {
+        assert.equal(s.attributes["messaging.system"], "kafka");
+        assert.equal(s.attributes["messaging.consumer.group.name"], groupId);
+        assert.equal(s.attributes["messaging.message.body.size"], v.length);
+        assert.match(String(s.attributes["messaging.kafka.message.key"]), /^k\d+$/);
+        const failed = dead(v) || (retried(v) && s.attributes["offset_frontier.attempt"] === 1);
+        assert.equal(s.status.code === 2 /* ERROR */, failed, `${v}: error status exactly when the attempt failed`);
+      }
+    }
+    if (instrumented && binding.name === "kafkajs") {
+      assert.ok(spans.some((s) => s.instrumentationScope.name.includes("kafkajs") && s.name.includes(topic)), "the instrumentation's own spans are there too");
+    }
+
+    // The dead letters carry the last attempt's context on (through the producer's own send span when instrumented).
+    const reader = kafka(brokers).consumer({ groupId: unique("traced-dlt"), maxWaitTimeInMs: 100 });
+    const letters: Array<{ value: string; headers: unknown }> = [];
+    await reader.connect();
+    await reader.subscribe({ topics: [`${topic}.DLT`], fromBeginning: true });
+    await reader.run({ eachMessage: ({ message }) => Promise.resolve(void letters.push({ value: message.value!.toString(), headers: message.headers })) });
+    await waitFor(() => letters.length >= 3, 30_000, "3 dead letters in the DLT");
+    await reader.disconnect();
+    const all = otel.exporter.getFinishedSpans();
+    for (const { value, headers } of letters) {
+      const last = byValue.get(value)!.find((s) => s.attributes["offset_frontier.attempt"] === 2)!;
+      assert.ok(last.events.some((e) => e.name === "offset_frontier.dead_letter"), `${value}: the dead letter is an event on its last attempt's span`);
+      const carried = headerSpan(headers)!;
+      assert.equal(carried.traceId, traces.get(value), `${value}: the dead letter stays in its record's trace`);
+      const via = all.find((s) => s.spanContext().spanId === carried.spanId);
+      assert.ok(
+        carried.spanId === last.spanContext().spanId || via?.parentSpanContext?.spanId === last.spanContext().spanId,
+        `${value}: the dead letter's context is its last attempt's span (or a send span under it)`,
+      );
+    }
+  });
+});
+
+for (const binding of bindings()) test(`tracing (${binding.name}): a batch handler call's span links each of its records`, { timeout: 120_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const topic = unique("traced-batch");
+    const groupId = unique("traced-batch-group");
+    await createTopic(brokers, topic, 2);
+    const traces = await produceTraced(brokers, topic, 60);
+    const problems: string[] = [];
+    let done = 0;
+    const controller = new AbortController();
+    const consumer = binding.create({
+      brokers,
+      groupId,
+      topics: [topic],
+      fromBeginning: true,
+      ordering: "key",
+      concurrency: 10,
+      tracing: openTelemetryTracing<TestMessage>(true, () => groupId),
+      signal: controller.signal,
+      batch: {
+        maxRecords: 10,
+        maxWaitMs: 5,
+        handler: async (messages) => {
+          const active = trace.getActiveSpan() as unknown as ReadableSpan | undefined;
+          if (active === undefined || !ours(active, topic)) return void problems.push(`batch of ${messages.length}: not in a batch span of ours`);
+          const linked = active.links.map((l) => l.context.spanId).sort();
+          const wanted = messages.map((m) => headerSpan(m.headers)?.spanId).sort();
+          if (JSON.stringify(linked) !== JSON.stringify(wanted)) problems.push(`batch of ${messages.length}: links ${linked.length}, not its records'`);
+          for (const m of messages) if (!active.links.some((l) => l.context.traceId === traces.get(m.value!.toString()))) problems.push(`${m.value}: no link into its trace`);
+          await sleep(1);
+          done += messages.length;
+        },
+      },
+    });
+    await consumer.start();
+    await waitFor(() => done === 60, 60_000, `60 records in batches (${done})`);
+    controller.abort();
+    await consumer.done;
+    assert.deepEqual(problems, []);
+  });
+});
+
+test(`tracing is on by default through ${runtime() === "node" ? "createKafkaJSConsumer" : "the KafkaJS and platformatic factories"}`, { timeout: 120_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const { createKafkaJSConsumer } = await import("../../adapters/kafkajs/mod.ts");
+    const { platformaticRuns } = await import("./bindings.ts");
+    const factories: Array<(topic: string, groupId: string, handler: () => Promise<void>, signal: AbortSignal) => { start(): Promise<void>; done: Promise<void> }> = [
+      (topic, groupId, handler, signal) => createKafkaJSConsumer({ consumer: kafka(brokers).consumer({ groupId, maxWaitTimeInMs: 100 }), topics: [topic], fromBeginning: true, handler, signal }),
+    ];
+    if (platformaticRuns()) {
+      const { createPlatformaticConsumer } = await import("../../adapters/platformatic/mod.ts");
+      const { Consumer } = await import("@platformatic/kafka");
+      factories.push((topic, groupId, handler, signal) =>
+        createPlatformaticConsumer({ consumer: new Consumer({ groupId, clientId: groupId, bootstrapBrokers: brokers.split(",") }), topics: [topic], fromBeginning: true, maxWaitTime: 100, handler, signal })
+      );
+    }
+    for (const make of factories) {
+      const topic = unique("traced-default");
+      await createTopic(brokers, topic, 1);
+      const traces = await produceTraced(brokers, topic, 5);
+      const seen: string[] = [];
+      const controller = new AbortController();
+      const c = make(topic, unique("traced-default-group"), async () => {
+        await sleep(1);
+        const active = trace.getActiveSpan() as unknown as ReadableSpan | undefined; // after an await: still the record's
+        seen.push(active !== undefined && ours(active, topic) && [...traces.values()].includes(active.spanContext().traceId) ? "traced" : "untraced");
+      }, controller.signal);
+      await c.start();
+      await waitFor(() => seen.length === 5, 30_000, "5 records");
+      controller.abort();
+      await c.done;
+      assert.deepEqual(seen, ["traced", "traced", "traced", "traced", "traced"]);
+    }
+  });
+});
