@@ -73,6 +73,8 @@ import { refuseTaken, release, take } from "../shared/driven.ts";
 
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
+/** How long `close()` lets a join under way finish before it disconnects anyway. */
+const JOIN_WAIT_MS = 10_000;
 
 /** KafkaJS's consumers have `events` (GROUP_JOIN, …); Confluent's KafkaJS-style consumer throws "not implemented" there. */
 function hasKafkaJSEvents(consumer: Consumer): boolean {
@@ -110,6 +112,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #stopped = false;
   #closed = false;
   #running = false;
+  #runStarting: Promise<void> | undefined; // consumer.run() until its first join returned (KafkaJS's Runner.start)
   readonly #commits: KafkaJSCommits;
   #removers: Array<() => void> = [];
   #attempt: Promise<void> | undefined; // a connect-and-subscribe attempt in progress
@@ -301,7 +304,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       },
     };
     // Joins the group; a failed join is a CRASH (handled in #onCrash), not a rejection.
-    await c.run(this.#runConfig);
+    await this.#run();
     // Consuming has begun once the group was joined (or the start was aborted).
     await unlessAborted(joined, signal);
   }
@@ -318,7 +321,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   }
 
   async #disconnectAll(): Promise<void> {
-    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#reads.disconnect(), this.#consumer.disconnect()]);
+    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#reads.disconnect(), this.#disconnectConsumer()]);
   }
 
   pause(partitions: readonly TopicPartition[]): void {
@@ -360,12 +363,14 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     c.on(c.events.CRASH, (e) => {
       if (e.payload.restart) setTimeout(() => void c.stop().catch(() => {}), 0); // after the timer is armed
     });
-    c.on(c.events.GROUP_JOIN, () => void c.disconnect().catch(() => {}));
+    // GROUP_JOIN is emitted from inside KafkaJS's join, where a stop does nothing (the run goes
+    // on, heartbeating and owning partitions): disconnect once the join has returned.
+    c.on(c.events.GROUP_JOIN, () => void setTimeout(() => void c.disconnect().catch(() => {}), 0));
     // A connect attempt cut short by an abort may still connect something: disconnect again after it.
     void this.#attempt?.then(() => this.#disconnectAll());
     const closing = (async () => {
       try {
-        await c.disconnect();
+        await this.#disconnectConsumer();
       } finally {
         this.#running = false;
         for (const remove of this.#removers) remove();
@@ -411,6 +416,35 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     setTimeout(() => void this.close(), 0);
   }
 
+  /**
+   * `consumer.run()`, which returns once KafkaJS's runner has joined the group. A stop issued
+   * before that orphans the runner in KafkaJS (its stop does nothing until the runner runs,
+   * and the consumer then forgets it: it goes on heartbeating, a member owning partitions
+   * nobody processes, until the process dies), so close() waits for it first.
+   */
+  #run(): Promise<void> {
+    const run = this.#consumer.run(this.#runConfig);
+    const starting: Promise<void> = this.#runStarting = run.then(() => {}, () => {}).finally(() => {
+      if (this.#runStarting === starting) this.#runStarting = undefined;
+    });
+    return run;
+  }
+
+  /**
+   * Disconnects the KafkaJS consumer, but not inside KafkaJS's first join of a run, where a
+   * stop is lost (see #run): after that join returned. Bounded: a join the cluster never
+   * answers (an outage) is cut short by the disconnect.
+   */
+  async #disconnectConsumer(): Promise<void> {
+    const starting = this.#runStarting;
+    if (starting) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([starting, new Promise<void>((r) => (timer = setTimeout(r, JOIN_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
+    await this.#consumer.disconnect();
+  }
+
   #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {
     this.#outage.answered();
     this.#commits.acknowledged(topics);
@@ -433,7 +467,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       return;
     }
     this.#outage.crashed(error, restart, () => {
-      if (this.#runConfig) this.#consumer.run(this.#runConfig).catch((e: unknown) => this.#onCrash(e, false));
+      if (this.#runConfig) this.#run().catch((e: unknown) => this.#onCrash(e, false));
     });
   }
 }
