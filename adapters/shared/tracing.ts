@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { Attributes, Context, Link, Span, TextMapGetter, Tracer } from "@opentelemetry/api";
+import type { Attributes, Context, Link, Span, Tracer } from "@opentelemetry/api";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import type { RecordTracing, TracedRecord, TraceSpan, TracingSource } from "../../core/consumer/port/mod.ts";
 
@@ -134,8 +134,20 @@ function text(v: unknown): string | string[] | undefined {
   return undefined;
 }
 
+/**
+ * Reads a carrier's header names and values (OpenTelemetry's `TextMapGetter`, typed here
+ * without `@opentelemetry/api`, an optional peer a user may not have: the declarations must not
+ * import it).
+ */
+export interface HeaderGetter {
+  /** The header names. */
+  keys(carrier: unknown): string[];
+  /** A header's value(s) as text. */
+  get(carrier: unknown, key: string): undefined | string | string[];
+}
+
 /** Reads headers as every binding delivers them: a plain object (or a Map) of strings, bytes or arrays of them. */
-export const HEADER_GETTER: TextMapGetter<unknown> = {
+export const HEADER_GETTER: HeaderGetter = {
   keys(carrier: unknown): string[] {
     if (carrier === null || typeof carrier !== "object") return [];
     if (carrier instanceof Map) return [...carrier.keys()].map((k) => (typeof k === "string" ? k : String(text(k))));
