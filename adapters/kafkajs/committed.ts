@@ -23,6 +23,20 @@ export async function readCommitted(
   keep?: (topic: string, partition: number) => boolean,
 ): Promise<CommittedPosition[]> {
   const answer = await admin.fetchOffsets({ groupId, topics: [...topics] });
+  return committedPositions(answer, keep);
+}
+
+/**
+ * An OffsetFetch answer as KafkaJS gives it (its admin's `fetchOffsets`, or a coordinator's
+ * `offsetFetch` responses) in the port's terms: `-1` (no committed offset) is `undefined`, the
+ * stored metadata's trailing NUL dropped.
+ * @param answer per topic, its partitions' offsets (decimal strings) and metadata
+ * @param keep when given, only the partitions it accepts are returned
+ */
+export function committedPositions(
+  answer: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: string; metadata: string | null }> }>,
+  keep?: (topic: string, partition: number) => boolean,
+): CommittedPosition[] {
   const out: CommittedPosition[] = [];
   for (const t of answer) {
     for (const p of t.partitions) {

@@ -24,7 +24,7 @@ import { createRequire } from "node:module";
 import type { CommittedPosition, EndOffset, TopicPartition } from "../../core/consumer/port/mod.ts";
 import { endOffsetOf } from "../shared/end_offsets.ts";
 import { InvalidArgumentError } from "../../core/errors.ts";
-import { fromStored } from "../shared/stored_metadata.ts";
+import { committedPositions } from "./committed.ts";
 
 /** The OffsetFetch answer of KafkaJS's broker (the fields read). */
 interface OffsetFetchAnswer {
@@ -124,19 +124,7 @@ export async function readJoinedCommitted(group: JoinedGroup, partitions: readon
   const groupId = group.groupId;
   const coordinator = await group.cluster.findGroupCoordinator({ groupId });
   const { responses } = await coordinator.offsetFetch({ groupId, topics: [...byTopic].map(([topic, ps]) => ({ topic, partitions: ps })) });
-  const out: CommittedPosition[] = [];
-  for (const t of responses) {
-    for (const p of t.partitions) {
-      const offset = Number(p.offset);
-      out.push({
-        topic: t.topic,
-        partition: p.partition,
-        offset: Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined,
-        metadata: fromStored(p.metadata),
-      });
-    }
-  }
-  return out;
+  return committedPositions(responses);
 }
 
 /**
