@@ -24,42 +24,35 @@
  * The parts live beside it, one concept each: delivery and the direct start
  * (delivery.ts), handler attempts, retries and dead letters (record_runner.ts), rebalances
  * and the revoke drain (rebalance.ts), the handover of claims (claims.ts), the stall guard
- * (stall.ts), the exactly-once hooks (exactly_once.ts); this file wires them and keeps the
- * lifecycle (start, shutdown, failure) and the metrics snapshot.
+ * (stall.ts), the exactly-once hooks (exactly_once.ts). runner_parts.ts checks the options and
+ * builds and wires them; this file keeps the lifecycle (start, shutdown, failure) and the
+ * metrics snapshot.
  *
  * @module
  */
-import type { ClientSink, CommitOffset, ConsumerClient, TopicPartition } from "./port/mod.ts";
-import { Claims } from "./commits/mod.ts";
-import { BatchCollector, resolveBatchOptions } from "./records/mod.ts";
-import { DirectBatches } from "./records/mod.ts";
-import type { KeyReader } from "./dispatch/mod.ts";
-import { ClusterWatch, withProbe } from "./port/mod.ts";
-import { CommitScheduler } from "./commits/mod.ts";
-import { Delivery } from "./records/mod.ts";
-import { Dispatcher } from "./dispatch/mod.ts";
-import { ExactlyOnce } from "./commits/mod.ts";
-import { ConsumerLife, type ConsumerState } from "./port/mod.ts";
-import { type ConsumerEvents, type ConsumerMetrics, EventHub, type Listener } from "./port/mod.ts";
-import { RateGate, resolveRateLimit } from "./records/mod.ts";
-import { Rebalance } from "./commits/mod.ts";
-import { RecordRunner } from "./records/mod.ts";
-import { resolveRetryPolicy } from "./records/mod.ts";
-import { checkConsumerOptions, checkHandlerChoice, countOrInfinity, nonNegative, type ParallelConsumerOptions } from "./runner_options.ts";
+import type { ClientSink, ConsumerClient, TopicPartition } from "./port/mod.ts";
+import type { ClusterWatch } from "./port/mod.ts";
+import type { CommitScheduler } from "./commits/mod.ts";
+import type { Delivery } from "./records/mod.ts";
+import type { Dispatcher } from "./dispatch/mod.ts";
+import type { ExactlyOnce } from "./commits/mod.ts";
+import type { ConsumerLife, ConsumerState } from "./port/mod.ts";
+import type { ConsumerEvents, ConsumerMetrics, EventHub, Listener } from "./port/mod.ts";
+import type { RateGate } from "./records/mod.ts";
+import type { Rebalance } from "./commits/mod.ts";
+import type { RecordRunner } from "./records/mod.ts";
+import { withProbe } from "./port/mod.ts";
+import type { ParallelConsumerOptions } from "./runner_options.ts";
 import { drainAndClose } from "./commits/mod.ts";
-import { Narrator, resolveLogger } from "./port/mod.ts";
-import { CommitTally, snapshot } from "./snapshot.ts";
-import { StallGuard } from "./commits/mod.ts";
-import { LogEnds } from "./dispatch/mod.ts";
-import { resolveStuckOptions, StuckWatch } from "./records/mod.ts";
-import { UserPause } from "./records/mod.ts";
-import { resolveTransactionalOptions } from "./port/mod.ts";
-import { checkTracing, loadTracing, type TracingSource } from "./port/mod.ts";
-import { type ClusterUnavailableError, describe, InvalidArgumentError } from "../errors.ts";
-import { Frontier } from "../tracker/frontier.ts";
-
-/** The completed-set budget of the runner unless one is given (characters): the broker's 4,096 less the stored NUL. */
-const RUNNER_BUDGET = 4_095;
+import { type CommitTally, snapshot } from "./snapshot.ts";
+import type { StallGuard } from "./commits/mod.ts";
+import type { LogEnds } from "./dispatch/mod.ts";
+import type { StuckWatch } from "./records/mod.ts";
+import type { UserPause } from "./records/mod.ts";
+import { loadTracing, type TracingSource } from "./port/mod.ts";
+import { buildParts } from "./runner_parts.ts";
+import { type ClusterUnavailableError, InvalidArgumentError } from "../errors.ts";
+import type { Frontier } from "../tracker/frontier.ts";
 
 export type { ConsumerState } from "./port/mod.ts";
 export { PartitionStoppedError } from "./records/mod.ts";
@@ -92,8 +85,8 @@ export class ParallelConsumer<M> {
   readonly #frontier: Frontier;
   readonly #dispatcher: Dispatcher<M>;
   readonly #scheduler: CommitScheduler;
-  readonly #events = new EventHub();
-  readonly #life = new ConsumerLife();
+  readonly #events: EventHub;
+  readonly #life: ConsumerLife;
   readonly #graceMs: number;
   readonly #signal: AbortSignal | undefined;
   readonly #watch: ClusterWatch;
@@ -109,11 +102,10 @@ export class ParallelConsumer<M> {
   #resolveDone!: () => void;
   #rejectDone!: (error: unknown) => void;
   #onAbort: (() => void) | undefined;
-  readonly #commits = new CommitTally();
+  readonly #commits: CommitTally;
   readonly #userPause: UserPause<M>;
   readonly #gate: RateGate | undefined;
   readonly #stuck: StuckWatch<M> | undefined;
-  readonly #narrator: Narrator | undefined;
   readonly #tracing: TracingSource<M> | undefined;
 
   /**
@@ -123,138 +115,26 @@ export class ParallelConsumer<M> {
    * @throws {InvalidArgumentError} for bad options
    */
   constructor(client: ConsumerClient<M>, options: ParallelConsumerOptions<M>) {
-    const batchOptions = options?.batch === undefined ? undefined : resolveBatchOptions(options.batch);
-    checkHandlerChoice(options, batchOptions !== undefined);
-    checkConsumerOptions(options);
-    this.#tracing = checkTracing(options.tracing);
+    const parts = buildParts(client, options, (error) => this.#giveUp(error));
     this.#client = client;
-    const handler = options.handler ?? (() => {}); // batch mode: records go to the collector instead
-    const txo = options.transactional;
-    if (txo !== undefined && (txo === null || typeof txo.port?.commit !== "function" || typeof txo.port?.open !== "function")) {
-      throw new InvalidArgumentError(`transactional.port must be a TransactionalPort; got ${describe(txo?.port)}`);
-    }
-    const txTimeoutMs = txo === undefined ? 0 : resolveTransactionalOptions(txo).timeoutMs;
-    const canDeadLetter = txo ? typeof txo.port.deadLetter === "function" : typeof client.deadLetter === "function";
-    const retry = resolveRetryPolicy(options.retry, canDeadLetter);
-    const stuckOptions = options.stuck === undefined ? undefined : resolveStuckOptions(options.stuck, canDeadLetter);
-    const drainMs = nonNegative("drainTimeoutMs", options.drainTimeoutMs, 5_000);
-    this.#graceMs = nonNegative("shutdownGraceMs", options.shutdownGraceMs, 10_000);
-    const completedSet = options.commit?.completedSet;
-    if (options.commit?.metadata !== undefined && completedSet !== false) {
-      throw new InvalidArgumentError(
-        "commit.metadata replaces the completed set in the commit metadata: pass commit.completedSet: false with it",
-      );
-    }
-    const frontier = this.#frontier = new Frontier({
-      ...(options.engine !== undefined ? { engine: options.engine } : {}),
-      ...(options.capacity !== undefined ? { capacity: options.capacity } : {}),
-      // One byte of the broker's 4,096 goes to the NUL every binding stores after the metadata
-      // (adapters/shared/stored_metadata.ts: Confluent's client appends it and drops the last byte it reads).
-      completedSet: completedSet === false ? false : { budget: completedSet?.budget ?? RUNNER_BUDGET },
-    });
-    const completedSets = completedSet !== false;
-    const mode = options.commit?.mode ?? "eager";
-    const stallMs = nonNegative("commit.stallMs", options.commit?.stallMs, mode === "interval" ? 3 * (options.commit?.intervalMs ?? 1_000) : 1_000);
-    const maxUncommittedOption = countOrInfinity("commit.maxUncommitted", options.commit?.maxUncommitted);
-    const events = this.#events;
-    const life = this.#life;
-    const gate = this.#gate = options.rateLimit === undefined
-      ? undefined
-      : new RateGate(resolveRateLimit(options.rateLimit), () => this.#dispatcher.pump());
-    const dispatcher = this.#dispatcher = new Dispatcher<M>(options, {
-      start: (w) => this.#records.start(w),
-      pause: (lane, reason) => {
-        this.#client.pause([lane]);
-        if (events.has("pause")) {
-          events.emit("pause", { topic: lane.topic, partition: lane.partition, reason, retained: lane.retained });
-        }
-      },
-      resume: (lane) => {
-        if (!life.live || lane.held || lane.userPaused) return; // a held lane resumes once its claim is read; a user-paused one at resume()
-        this.#client.resume([lane]);
-        if (events.has("resume")) {
-          events.emit("resume", {
-            topic: lane.topic,
-            partition: lane.partition,
-            pausedMs: Date.now() - lane.pausedAt,
-            retained: lane.retained,
-          });
-        }
-      },
-      recordSignal: (signal) => client.recordSignal?.(signal),
-      added: (lane) => {
-        this.#userPause.added(lane);
-        this.#stuck?.added(lane);
-      },
-      ...(gate ? { gate } : {}),
-      ...(typeof client.keyOf === "function" ? { keys: client as KeyReader<M> } : {}),
-    });
-    this.#userPause = new UserPause<M>({ dispatcher, client, events, life });
-    const scheduler = this.#scheduler = new CommitScheduler(frontier, {
-      send: (offsets) => {
-        const seq = this.#stall.seq;
-        return (this.#tx ? this.#tx.commit(offsets) : this.#client.commit(offsets)).catch((error: unknown) => {
-          // Refused (not timed out) within the current assignment: commits cannot land now.
-          this.#stall.refused(seq);
-          throw error;
-        });
-      },
-      include: (topic, partition) => dispatcher.lane(topic, partition) !== undefined,
-      committed: (offsets, latencyMs) => this.#committed(offsets, latencyMs),
-      failed: (offsets, error) => {
-        this.#commits.failures++;
-        events.emit("error", { kind: "commit", error, ...(offsets.length === 1 ? offsets[0] : {}) });
-      },
-    }, txo ? { ...options.commit, timeoutMs: txTimeoutMs + 1_000 } : options.commit); // the port bounds each transaction
-    const logger = resolveLogger(options.logger);
-    const narrator = this.#narrator = logger && new Narrator(logger, options.cluster?.maxUnavailableMs ?? Infinity);
-    if (narrator) events.observe((event, payload, heard) => narrator.saw(event, payload, heard));
-    for (const [event, listener] of Object.entries(options.on ?? {})) {
-      if (listener) events.on(event as keyof ConsumerEvents, listener as Listener<unknown>);
-    }
-    this.#watch = new ClusterWatch(options.cluster, {
-      unavailable: (e) => events.emit("unavailable", e),
-      available: (e) => events.emit("available", e),
-      giveUp: (error) => this.#giveUp(error),
-    });
-    const claims = new Claims<M>({ frontier, client, events, life, transactional: txo !== undefined });
-    const tx = this.#tx = txo === undefined
-      ? undefined
-      : new ExactlyOnce<M>(txo.port, txTimeoutMs, { dispatcher, frontier, events, life, claims });
-    const stuck = this.#stuck = stuckOptions === undefined ? undefined : new StuckWatch<M>(stuckOptions, {
-      dispatcher,
-      events,
-      giveUp: (work, error, action) => this.#records.giveUp(work, error, action),
-    });
-    const batch = batchOptions === undefined ? undefined : new BatchCollector<M>(batchOptions, {
-      ok: (work, outputs) => this.#records.attemptOk(work, outputs),
-      failed: (work, error) => this.#records.attemptFailed(work, error),
-      full: () => dispatcher.running >= dispatcher.options.concurrency,
-      together: (settle) => dispatcher.together(settle),
-      transactional: tx !== undefined,
-    });
-    const records = this.#records = new RecordRunner<M>({ handler, dispatcher, scheduler, client, events, retry, completedSets, tx, stuck, batch });
-    const stall = this.#stall = new StallGuard(stallMs, {
-      dispatcher,
-      events,
-      life,
-      finished: () => records.completed + records.skipped,
-      ran: () => records.completed,
-    }, maxUncommittedOption ?? (mode === "interval" ? Infinity : 10 * dispatcher.options.concurrency), mode === "interval" ? options.commit?.intervalMs ?? 1_000 : 0);
-    this.#delivery = new Delivery<M>({
-      handler,
-      dispatcher,
-      scheduler,
-      client,
-      records,
-      life,
-      direct: tx === undefined && stuck === undefined && batch === undefined, // each needs a full context per record
-      ...(batch !== undefined && tx === undefined && stuck === undefined
-        ? { directBatches: new DirectBatches<M>({ collector: batch, dispatcher, records, scheduler, keys: dispatcher.keyed ? client as KeyReader<M> : undefined }) }
-        : {}),
-    });
-    this.#ends = new LogEnds<M>({ dispatcher, client, life, intervalMs: options.commit?.intervalMs ?? 1_000 });
-    this.#rebalance = new Rebalance<M>({ dispatcher, frontier, scheduler, claims, stall, life, tx, completedSets, drainMs });
+    this.#frontier = parts.frontier;
+    this.#dispatcher = parts.dispatcher;
+    this.#scheduler = parts.scheduler;
+    this.#events = parts.events;
+    this.#life = parts.life;
+    this.#graceMs = parts.graceMs;
+    this.#watch = parts.watch;
+    this.#stall = parts.stall;
+    this.#ends = parts.ends;
+    this.#tx = parts.tx;
+    this.#records = parts.records;
+    this.#delivery = parts.delivery;
+    this.#rebalance = parts.rebalance;
+    this.#commits = parts.commits;
+    this.#userPause = parts.userPause;
+    this.#gate = parts.gate;
+    this.#stuck = parts.stuck;
+    this.#tracing = parts.tracing;
     this.#signal = options.signal;
     this.done = new Promise<void>((resolve, reject) => {
       this.#resolveDone = resolve;
@@ -450,18 +330,5 @@ export class ParallelConsumer<M> {
   #gaveUp(error: ClusterUnavailableError): void {
     this.#failed(error);
     void this.#client.close().catch((e: unknown) => this.#events.emit("error", { kind: "client", error: e }));
-  }
-
-  /** A commit was acknowledged: the cluster answers, a stall ends, the counters and `commit` event. */
-  #committed(offsets: readonly CommitOffset[], latencyMs: number): void {
-    this.#watch.recovered(); // an acknowledgement: the cluster answers
-    this.#narrator?.committed();
-    this.#stall.acknowledged(latencyMs);
-    this.#commits.acknowledged(latencyMs);
-    for (const o of offsets) {
-      const lane = this.#dispatcher.lane(o.topic, o.partition);
-      if (lane) lane.lastCommitLatencyMs = latencyMs;
-    }
-    if (this.#events.has("commit")) this.#events.emit("commit", { offsets, latencyMs });
   }
 }
