@@ -4,12 +4,9 @@
  * and the factories).
  *
  * How it drives KafkaJS:
- * - `consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch })`;
- *   `eachBatch` registers the whole batch (`next = batch.lastOffset() + 1`: control
- *   records and aborted messages are not in `batch.messages`), resolves
- *   `batch.lastOffset()` only to move the fetch cursor, and returns at once: records
- *   run on the runner's worker pool, and backpressure is `pause`/`resume` (a slow
- *   `eachBatch` would block every partition of the same broker fetch). KafkaJS
+ * - `consumer.run()` with auto-commit off and an `eachBatch` that hands each batch to the
+ *   runner whole and returns at once (adapters/kafkajs/run.ts, with the run's first join
+ *   and the disconnect that waits for it); backpressure is `pause`/`resume`. KafkaJS
  *   heartbeats after every batch and every empty fetch. A fetcher whose partitions are
  *   all paused waits for a resume instead of sleeping out `maxWaitTimeInMs`
  *   (adapters/kafkajs/paused_wake.ts). Aborted transactions are left
@@ -59,31 +56,20 @@ import { KafkaJSCommits } from "./commits.ts";
 import { type DeadLetterOptions, deadLetterTopicsExist, KafkaJSDeadLetters, topicOf } from "./dead_letter.ts";
 import { KafkaJSOutage } from "./outage.ts";
 import { unlessAborted } from "./waits.ts";
-import { batchOffsets } from "../shared/batch_offsets.ts";
-import { checkCorrected, installReadCommitted, type KafkaJSBatchLike } from "./read_committed.ts";
+import { installReadCommitted } from "./read_committed.ts";
 import { groupByTopic } from "../shared/topic_partitions.ts";
 import type { ClientSink, CommitOffset, ConsumerClient, DeadLetterInfo, EndOffset, ProbeResult, TopicPartition } from "../../core/consumer/port/mod.ts";
-import { endOffsetOf } from "../shared/end_offsets.ts";
 import { probeSeedBrokers } from "./probe.ts";
 import { describe, InvalidArgumentError } from "../../core/errors.ts";
 import { unlimitedListeners } from "../shared/signal_listeners.ts";
 import { keyBytesHash } from "../shared/key_hash.ts";
 import { installPausedWake } from "./paused_wake.ts";
 import { refuseTaken, release, take } from "../shared/driven.ts";
+import { KafkaJSRun } from "./run.ts";
+import { checkArguments } from "./arguments.ts";
 
 /** How long `close()` waits for KafkaJS to leave and disconnect before it returns (the rest goes on in the background). */
 const CLOSE_BOUND_MS = 3_000;
-/** How long `close()` lets a join under way finish before it disconnects anyway. */
-const JOIN_WAIT_MS = 10_000;
-
-/** KafkaJS's consumers have `events` (GROUP_JOIN, …); Confluent's KafkaJS-style consumer throws "not implemented" there. */
-function hasKafkaJSEvents(consumer: Consumer): boolean {
-  try {
-    return typeof consumer.events?.GROUP_JOIN === "string";
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Frees a consumer whose binding was built but never started, because the construction
@@ -112,11 +98,10 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   #stopped = false;
   #closed = false;
   #running = false;
-  #runStarting: Promise<void> | undefined; // consumer.run() until its first join returned (KafkaJS's Runner.start)
+  readonly #run: KafkaJSRun; // consumer.run(), its eachBatch, its first join
   readonly #commits: KafkaJSCommits;
   #removers: Array<() => void> = [];
   #attempt: Promise<void> | undefined; // a connect-and-subscribe attempt in progress
-  #runConfig: Parameters<Consumer["run"]>[0] | undefined;
   #joined: { promise: Promise<void>; resolve(): void; reject(e: unknown): void } | undefined; // the first GROUP_JOIN
   readonly #outage: KafkaJSOutage;
   #everJoined = false; // a GROUP_JOIN came: the start reached the cluster
@@ -148,32 +133,14 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     topics: ReadonlyArray<string | RegExp>,
     options: { fromBeginning?: boolean; deadLetter?: DeadLetterOptions; kafka?: Kafka; probe?: Kafka; readsCommitted?: boolean } = {},
   ) {
-    if (!consumer || typeof consumer.run !== "function" || typeof consumer.commitOffsets !== "function") {
-      throw new InvalidArgumentError(`consumer must be a KafkaJS consumer; got ${describe(consumer)}`);
-    }
-    if (!hasKafkaJSEvents(consumer)) {
-      throw new InvalidArgumentError(
-        "consumer is not a KafkaJS consumer: it has no instrumentation events (a @confluentinc/kafka-javascript consumer? use offset-frontier/confluent for it)",
-      );
-    }
-    if (!Array.isArray(topics) || topics.length === 0) {
-      throw new InvalidArgumentError(`topics must be a non-empty array of names or RegExps; got ${describe(topics)}`);
-    }
-    for (const t of topics) {
-      if (typeof t !== "string" && !(t instanceof RegExp)) {
-        throw new InvalidArgumentError(`topics must hold topic names (strings) or RegExps; got ${describe(t)}`);
-      }
-      if (t === "") throw new InvalidArgumentError(`topics must not hold an empty name`);
-    }
-    if (options.kafka !== undefined && typeof (options.kafka as { admin?: unknown }).admin !== "function") {
-      throw new InvalidArgumentError(`kafka must be the KafkaJS client (new Kafka(…)); got ${describe(options.kafka)}`);
-    }
+    checkArguments(consumer, topics, options.kafka);
     this.#readsCommitted = options.readsCommitted ?? true;
     if (this.#readsCommitted) requireReadBack(options.kafka, installJoinedGroup());
     // One KafkaJS consumer serves one binding for its life: its `run()` can be called once,
     // and `close()` leaves listeners on it that stop it for good.
     refuseTaken(consumer, "(KafkaJS runs a consumer once): make a new one with kafka.consumer({ groupId, … }) for each");
     this.#consumer = consumer;
+    this.#run = new KafkaJSRun(consumer);
     this.#kafka = options.kafka;
     const seeds = options.probe ?? options.kafka;
     if (seeds !== undefined) this.probe = () => probeSeedBrokers(seeds);
@@ -268,43 +235,9 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       throw refused;
     }
     this.#running = true;
-    this.#runConfig = {
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-        try {
-          checkCorrected(batch as KafkaJSBatchLike);
-        } catch (refused) {
-          sink.failed(refused); // never handed on unverified; not resolved: nothing moves
-          return;
-        }
-        const messages = batch.messages;
-        const offsets = batchOffsets(messages);
-        const last = batch.lastOffset();
-        const taken = sink.deliver({
-          topic: batch.topic,
-          partition: batch.partition,
-          messages,
-          offsets,
-          next: Number(last) + 1,
-          endOffset: endOffsetOf(batch.highWatermark),
-        });
-        // Moves only the fetch cursor (autoCommit is off). Not taken: fetched again later.
-        if (taken) resolveOffset(last);
-        // KafkaJS heartbeats only once its interval passed, so this is usually a no-op. When it
-        // finds the group rebalancing, KafkaJS rejoins only after eachBatch settles: the revoke
-        // is awaited here (drain within the bound, commit in the old generation, which the
-        // broker still accepts while the group waits for this member's JoinGroup).
-        try {
-          await heartbeat();
-        } catch (error) {
-          if ((error as { type?: unknown }).type === "REBALANCE_IN_PROGRESS") await this.#assignment.revoke(true);
-          throw error;
-        }
-      },
-    };
+    this.#run.configure(sink, () => this.#assignment.revoke(true));
     // Joins the group; a failed join is a CRASH (handled in #onCrash), not a rejection.
-    await this.#run();
+    await this.#run.run();
     // Consuming has begun once the group was joined (or the start was aborted).
     await unlessAborted(joined, signal);
   }
@@ -321,7 +254,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
   }
 
   async #disconnectAll(): Promise<void> {
-    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#reads.disconnect(), this.#disconnectConsumer()]);
+    await Promise.allSettled([this.#deadLetters?.producer.disconnect(), this.#reads.disconnect(), this.#run.disconnect()]);
   }
 
   pause(partitions: readonly TopicPartition[]): void {
@@ -356,21 +289,12 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     this.#closed = true;
     this.#reads.close();
     this.#outage.close();
-    const c = this.#consumer;
-    // KafkaJS arms its restart timer only after a crash's own disconnect returned, so a
-    // crash during this close can bring the consumer back into the group, owning partitions
-    // nobody processes: stop it again whenever it restarts or rejoins (these stay registered).
-    c.on(c.events.CRASH, (e) => {
-      if (e.payload.restart) setTimeout(() => void c.stop().catch(() => {}), 0); // after the timer is armed
-    });
-    // GROUP_JOIN is emitted from inside KafkaJS's join, where a stop does nothing (the run goes
-    // on, heartbeating and owning partitions): disconnect once the join has returned.
-    c.on(c.events.GROUP_JOIN, () => void setTimeout(() => void c.disconnect().catch(() => {}), 0));
+    this.#run.keepStopped(); // a crash's restart or a join under way could bring it back into the group
     // A connect attempt cut short by an abort may still connect something: disconnect again after it.
     void this.#attempt?.then(() => this.#disconnectAll());
     const closing = (async () => {
       try {
-        await this.#disconnectConsumer();
+        await this.#run.disconnect();
       } finally {
         this.#running = false;
         for (const remove of this.#removers) remove();
@@ -416,35 +340,6 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
     setTimeout(() => void this.close(), 0);
   }
 
-  /**
-   * `consumer.run()`, which returns once KafkaJS's runner has joined the group. A stop issued
-   * before that orphans the runner in KafkaJS (its stop does nothing until the runner runs,
-   * and the consumer then forgets it: it goes on heartbeating, a member owning partitions
-   * nobody processes, until the process dies), so close() waits for it first.
-   */
-  #run(): Promise<void> {
-    const run = this.#consumer.run(this.#runConfig);
-    const starting: Promise<void> = this.#runStarting = run.then(() => {}, () => {}).finally(() => {
-      if (this.#runStarting === starting) this.#runStarting = undefined;
-    });
-    return run;
-  }
-
-  /**
-   * Disconnects the KafkaJS consumer, but not inside KafkaJS's first join of a run, where a
-   * stop is lost (see #run): after that join returned. Bounded: a join the cluster never
-   * answers (an outage) is cut short by the disconnect.
-   */
-  async #disconnectConsumer(): Promise<void> {
-    const starting = this.#runStarting;
-    if (starting) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([starting, new Promise<void>((r) => (timer = setTimeout(r, JOIN_WAIT_MS)))]);
-      clearTimeout(timer);
-    }
-    await this.#consumer.disconnect();
-  }
-
   #onCommitted(topics: ReadonlyArray<{ topic: string; partitions: ReadonlyArray<{ partition: number; offset: unknown }> }>): void {
     this.#outage.answered();
     this.#commits.acknowledged(topics);
@@ -467,7 +362,7 @@ export class KafkaJSClient implements ConsumerClient<KafkaMessage> {
       return;
     }
     this.#outage.crashed(error, restart, () => {
-      if (this.#runConfig) this.#run().catch((e: unknown) => this.#onCrash(e, false));
+      if (this.#run.configured) this.#run.run().catch((e: unknown) => this.#onCrash(e, false));
     });
   }
 }
