@@ -3,7 +3,8 @@
  * file): `POST /v1/traces` with an `ExportTraceServiceRequest` in OTLP's JSON encoding
  * (`application/json`: what `@opentelemetry/exporter-trace-otlp-http` sends, and Deno's
  * built-in exporter with `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`), answered as a collector
- * does (200, an empty `ExportTraceServiceResponse`). Anything else is answered 415 or 404 and
+ * does (200, an empty `ExportTraceServiceResponse`); logs and metrics are taken and dropped
+ * (Deno's built-in OpenTelemetry sends them too). Anything else is answered 415 or 404 and
  * counted in {@link OtlpReceiver.refused}: a test sees it instead of a silent loss.
  */
 import { Buffer } from "node:buffer";
@@ -100,6 +101,9 @@ export function otlpReceiver(): Promise<OtlpReceiver> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const type = String(req.headers["content-type"] ?? "");
+      if (req.method === "POST" && (req.url === "/v1/logs" || req.url === "/v1/metrics")) {
+        return void res.writeHead(200, { "content-type": "application/json" }).end("{}"); // taken and dropped (Deno sends both)
+      }
       if (req.method !== "POST" || req.url !== "/v1/traces") {
         refused.push(`${req.method} ${req.url} (${type})`);
         return void res.writeHead(404).end();
