@@ -22,6 +22,7 @@
 import { Buffer } from "node:buffer";
 import process from "node:process";
 import { keyBytesHash } from "../adapters/shared/key_hash.ts";
+import { openTelemetryTracing, type OpenTelemetryTracer } from "../adapters/shared/tracing.ts";
 import {
   type BatchContext,
   type ClientSink,
@@ -51,6 +52,10 @@ against calling the handler with a fresh context per record.
                 strings) instead of KafkaJS's Buffers with the bindings' keyOf and keyHashOf
   --keys N      distinct keys, record i's key k(i mod N) (default 10000: a delivery of 10,000 holds
                 each key once; fewer keys make records of one key wait behind each other under key ordering)
+  --tracing M   the runner's tracing: off (default), noop (on, the API's no-op tracer: no SDK
+                registered), sdk (the SDK's AsyncLocalStorage context manager, W3C propagator and a
+                tracer provider that records every span and exports none); records then carry a
+                traceparent header
   --orderings L the orderings to run, comma-separated, in that order (default unordered,key,partition;
                 the batch handler's row runs with key); with unordered and key, a line with
                 key's ns per record over the floor ÷ unordered's
@@ -64,8 +69,11 @@ against calling the handler with a fresh context per record.
     cpu: { type: "boolean" },
     orderings: { type: "string" },
     keys: { type: "string" },
+    tracing: { type: "string" },
   },
 );
+const TRACING = o.tracing ?? "off";
+if (!["off", "noop", "sdk"].includes(TRACING)) usageError(NAME, `--tracing is off, noop or sdk; got ${JSON.stringify(TRACING)}`);
 const BATCHES = o.batches === undefined ? 30 : intFlag(NAME, "batches", o.batches, 1);
 const BATCH = o.batch === undefined ? 10_000 : intFlag(NAME, "batch", o.batch, 1);
 const ROUNDS = o.rounds === undefined ? 7 : intFlag(NAME, "rounds", o.rounds, 1);
@@ -84,13 +92,34 @@ const now = CPU
   }
   : (): number => performance.now();
 const PARTITIONS = 3;
+
+/** The tracer of `--tracing` (sdk: the SDK registered globally first), or none. */
+async function tracer(mode: string): Promise<OpenTelemetryTracer | undefined> {
+  if (mode === "off") return undefined;
+  const api = await import("@opentelemetry/api");
+  if (mode === "sdk") {
+    const { AsyncLocalStorageContextManager } = await import("@opentelemetry/context-async-hooks");
+    const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
+    const { BasicTracerProvider } = await import("@opentelemetry/sdk-trace-base");
+    api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    api.trace.setGlobalTracerProvider(new BasicTracerProvider()); // every span recorded (always-on sampler), none exported
+  }
+  return api.trace.getTracer("bench");
+}
+const TRACER = await tracer(TRACING);
+/** Every record's value (one Buffer: the runner and the tracer only read it). */
+const VALUE = Buffer.from("x");
+/** A producer's context, as traced records carry it. */
+const TRACEPARENT = Buffer.from("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
 const KEYS = o.keys === undefined ? 10_000 : intFlag(NAME, "keys", o.keys, 1);
 
-/** A record as a client hands it over (KafkaJS-like: the offset as a string, the key as a Buffer; with `--string-keys` a string). */
+/** A record as a client hands it over (KafkaJS-like: the offset as a string, the key and value as Buffers; with `--string-keys` the key a string). */
 interface Msg {
   key: Buffer | string;
-  value: string;
+  value: Buffer;
   offset: string;
+  headers?: Record<string, Buffer>;
 }
 
 /** An in-memory client: the bench delivers batches by hand; commits are acknowledged at once. */
@@ -132,7 +161,7 @@ function batch(r: number, b: number): { partition: number; messages: Msg[]; offs
   const offsets = new Float64Array(BATCH);
   for (let i = 0; i < BATCH; i++) {
     const key = `k${(first + i) % KEYS}`;
-    messages[i] = { key: STRING_KEYS ? key : Buffer.from(key, "latin1"), value: "x", offset: String(first + i) };
+    messages[i] = { key: STRING_KEYS ? key : Buffer.from(key, "latin1"), value: VALUE, offset: String(first + i), ...(TRACER ? { headers: { traceparent: TRACEPARENT } } : {}) };
     offsets[i] = first + i;
   }
   return { partition, messages, offsets, next: first + BATCH };
@@ -190,7 +219,10 @@ async function runner(ordering: Ordering, batched = false): Promise<number[]> {
   };
   const c = new ParallelConsumer<Msg>(
     client,
-    batched ? { ordering, batch: { maxRecords: 16, maxWaitMs: 0, handler: batchHandler } } : { ordering, handler },
+    {
+      ...(batched ? { ordering, batch: { maxRecords: 16, maxWaitMs: 0, handler: batchHandler } } : { ordering, handler }),
+      ...(TRACER ? { tracing: openTelemetryTracing<Msg>({ tracer: TRACER }, () => "bench") } : {}),
+    },
   );
   await c.start();
   client.sink.assigned(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic: "t", partition })));
@@ -220,7 +252,7 @@ const version = process.versions.bun ?? (globalThis as { Deno?: { version: { den
   process.versions.node;
 console.log(
   `${runtimeName()} ${version}: ${records.toLocaleString("en")} records per round, ${ROUNDS} rounds, medians, ` +
-    `handler ${ASYNC ? "returns a resolved promise" : "returns at once"}, ${KEYS.toLocaleString("en")} keys, ${STRING_KEYS ? "strings (no keyHashOf)" : "Buffers (keyOf and keyHashOf as the bindings)"}, ${CPU ? "CPU time" : "wall clock"}`,
+    `handler ${ASYNC ? "returns a resolved promise" : "returns at once"}, ${KEYS.toLocaleString("en")} keys, ${STRING_KEYS ? "strings (no keyHashOf)" : "Buffers (keyOf and keyHashOf as the bindings)"}, ${CPU ? "CPU time" : "wall clock"}, tracing ${TRACING}`,
 );
 console.log("| path | records/s | ns per record over the floor |");
 console.log("|---|---:|---:|");

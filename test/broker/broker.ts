@@ -712,7 +712,7 @@ async function createTopicOnce(brokers: string, topic: string, partitions: numbe
 export async function produce(
   brokers: string,
   topic: string,
-  messages: Array<{ key?: string | null; value: string; partition?: number }>,
+  messages: Array<{ key?: string | null; value: string; partition?: number; headers?: Record<string, string> }>,
 ): Promise<void> {
   // Idempotent: a request retried after a timeout (a loaded machine, a broker just
   // started) is written once, so the topic holds exactly `messages` (tests count them).

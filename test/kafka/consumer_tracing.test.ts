@@ -17,14 +17,15 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { after, test } from "node:test";
 import { Kafka } from "kafkajs";
-import { context, propagation, ROOT_CONTEXT, type SpanContext, trace } from "@opentelemetry/api";
+import { trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { KafkaJsInstrumentation } from "@opentelemetry/instrumentation-kafkajs";
-import { HEADER_GETTER, openTelemetryTracing } from "../../adapters/shared/tracing.ts";
+import { openTelemetryTracing } from "../../adapters/shared/tracing.ts";
 import { createTopic, endOffsets, withBroker } from "../broker/broker.ts";
 import { setupOtel } from "../unit/otel_setup.ts";
 import { bindings, type TestMessage } from "./bindings.ts";
 import { kafka, runtime, sleep, total, unique, waitFor } from "./helpers.ts";
+import { headerSpan, produceTraced } from "./traced.ts";
 
 const otel = setupOtel();
 // On Node, as a service with auto-instrumentation would: KafkaJS patched before any client is made.
@@ -35,29 +36,6 @@ if (instrumented) {
   assert.equal((Kafka.prototype.consumer as { __wrapped?: boolean }).__wrapped, true, "the KafkaJS instrumentation is registered");
 }
 after(() => otel.close());
-
-const headerSpan = (headers: unknown): SpanContext | undefined => trace.getSpanContext(propagation.extract(ROOT_CONTEXT, headers, HEADER_GETTER));
-
-/** Produces `n` records (keys k0..k29, values v0..), each from its own producer span; returns each value's trace id. */
-async function produceTraced(brokers: string, topic: string, n: number): Promise<Map<string, string>> {
-  const traces = new Map<string, string>();
-  const producer = kafka(brokers).producer();
-  await producer.connect();
-  try {
-    await Promise.all(Array.from({ length: n }, (_, i) => {
-      const span = trace.getTracer("test-producer").startSpan(`produce v${i}`, { root: true });
-      traces.set(`v${i}`, span.spanContext().traceId);
-      const headers: Record<string, string> = {};
-      const ctx = trace.setSpan(ROOT_CONTEXT, span);
-      propagation.inject(ctx, headers);
-      // Inside the span: an instrumented producer's own send span nests under it (and its context goes in the headers).
-      return context.with(ctx, () => producer.send({ topic, acks: -1, messages: [{ key: `k${i % 30}`, value: `v${i}`, headers }] })).finally(() => span.end());
-    }));
-  } finally {
-    await producer.disconnect();
-  }
-  return traces;
-}
 
 const ours = (s: ReadableSpan, topic: string): boolean => s.name === `process ${topic}` && s.instrumentationScope.name === "offset-frontier";
 

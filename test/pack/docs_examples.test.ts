@@ -23,6 +23,11 @@
  * The Confluent example runs only where the client is built (.cache/confluent, as the
  * real-broker suites build it), else it is skipped saying so.
  *
+ * A `run` block that imports `@opentelemetry/exporter-trace-otlp-http` (docs/observability.md)
+ * gets records each carrying a producer's `traceparent`, and `OTEL_EXPORTER_OTLP_ENDPOINT`
+ * pointing at an OTLP receiver started here (test/pack/otlp_receiver.ts): once it exited, every
+ * record's `process <topic>` span must have arrived there, a child of that record's producer context.
+ *
  * `npm run test:pack` drives it from Node (one broker through scripts/with-broker.mjs;
  * without KAFKA_BROKERS it starts its own). KEEP_PACK_DIR=1 keeps the project.
  */
@@ -38,6 +43,7 @@ import { after, before, describe, test } from "node:test";
 import { type Broker, committedOffsets, createTopic, endOffsets, produce, startBroker } from "../broker/broker.ts";
 import { BIN, killGroup, type PackProject, packProject, ROOT, sh, watch } from "./pack_project.ts";
 import { ensureNode } from "../../scripts/install-node.mjs";
+import { type OtlpReceiver, otlpReceiver, randomTraceparent } from "./otlp_receiver.ts";
 
 type Runtime = "node" | "bun" | "deno";
 type Mode = "run" | "exit" | "illustrative";
@@ -161,7 +167,8 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
   before(async () => {
     if (!brokers) brokers = (broker = await startBroker()).brokers;
     const links: Record<string, string> = {};
-    const otel = ["@opentelemetry/api", "@opentelemetry/context-async-hooks", "@opentelemetry/core", "@opentelemetry/sdk-trace-base"]; // docs/tracing.md
+    // docs/tracing.md, docs/observability.md
+    const otel = ["@opentelemetry/api", "@opentelemetry/context-async-hooks", "@opentelemetry/core", "@opentelemetry/sdk-trace-base", "@opentelemetry/exporter-trace-otlp-http"];
     for (const name of ["prom-client", ...otel, "@platformatic/kafka"]) links[name] = join(ROOT, "node_modules", name);
     if (haveConfluent) links["@confluentinc/kafka-javascript"] = CONFLUENT;
     // "type": "module": the examples use top-level await, which tsx runs only in an ES module
@@ -207,15 +214,22 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
         const group = `docs-${ex.name}-${runtime}-group-${run}`;
         const file = `example-${ex.name}-${runtime}.ts`;
         let end = new Map<number, string>();
+        const otlp = ex.mode === "run" && ex.code.includes(`from "@opentelemetry/exporter-trace-otlp-http"`);
+        const produced = new Map<string, { traceId: string; spanId: string }>(); // value → its producer context
+        let receiver: OtlpReceiver | undefined;
+        if (otlp) receiver = await otlpReceiver();
         if (ex.mode === "run") {
           await createTopic(brokers, topic, 3);
           for (const out of new Set([...ex.code.matchAll(/topic: "orders(\.[\w.-]+)"/g)].map((m) => m[1]).concat(".DLT"))) {
             await createTopic(brokers, `${topic}${out}`, 3); // outputs and dead letters (topic creation is off)
           }
-          await produce(brokers, topic, Array.from({ length: RECORDS }, (_, i) => ({
-            key: `customer-${i % KEYS}`,
-            value: JSON.stringify({ order: i, customer: `customer-${i % KEYS}`, amount: 10 + i }),
-          })));
+          await produce(brokers, topic, Array.from({ length: RECORDS }, (_, i) => {
+            const value = JSON.stringify({ order: i, customer: `customer-${i % KEYS}`, amount: 10 + i });
+            if (!otlp) return { key: `customer-${i % KEYS}`, value };
+            const { traceparent, traceId, spanId } = randomTraceparent();
+            produced.set(value, { traceId, spanId });
+            return { key: `customer-${i % KEYS}`, value, headers: { traceparent } };
+          }));
           end = await endOffsets(brokers, topic);
           writeFileSync(join(project, file), substitute(ex, runtime, { broker: brokers.split(",")[0].trim(), topic, group, http }));
         } else {
@@ -223,7 +237,8 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
         }
         if (runtime === "deno") sh(join(BIN, "deno"), ["check", file], project);
         const [cmd, args] = command(runtime, file, ex.code);
-        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" }, detached: true });
+        const env = { ...process.env, NO_COLOR: "1", ...(receiver ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}) };
+        const child = spawn(cmd, args, { cwd: project, stdio: ["ignore", "pipe", "pipe"], env, detached: true });
         const watched = watch(child, 1500);
         try {
           if (ex.mode === "run") {
@@ -251,8 +266,16 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
           });
           assert.ok(stopped, `${ex.name} exited within the bound${watched.tail()}`);
           assert.deepEqual(stopped, { code: 0, signal: null }, `${ex.name} exits 0${watched.tail()}`);
+          if (receiver) {
+            // Every record's span reached the OTLP endpoint, in its producer's trace, a child of its producer's span.
+            const spans = receiver.spans.filter((s) => s.name === `process ${topic}` && s.scope === "offset-frontier");
+            const missing = [...produced].filter(([, p]) => !spans.some((s) => s.traceId === p.traceId && s.parentSpanId === p.spanId));
+            assert.deepEqual(receiver.refused, [], "the receiver refused no request");
+            assert.equal(missing.length, 0, `${missing.length} of ${RECORDS} records have no process span at the endpoint (${receiver.spans.length} spans received)${watched.tail()}`);
+          }
         } finally {
           if (!watched.done) killGroup(child.pid); // only the processes this test started
+          await receiver?.close();
         }
       });
     }

@@ -8,7 +8,8 @@ import { context, propagation, ROOT_CONTEXT, type Span, SpanStatusCode, trace } 
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { InvalidArgumentError, type OutputRecord, ParallelConsumer, type TransactionalContext } from "../../core/mod.ts";
-import { openTelemetryTracing } from "../../adapters/shared/tracing.ts";
+import { openTelemetryTracing, utf8Length } from "../../adapters/shared/tracing.ts";
+import fc from "fast-check";
 import { FOREIGN, type OtelSetup, producerSpan, setupOtel, spansNamed } from "./otel_setup.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 import { MemoryPort } from "./memory_port.ts";
@@ -273,5 +274,16 @@ describe("tracing: each record in a span of its own", () => {
       context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     }
     assert.notEqual(await (tracing() as () => Promise<unknown>)(), undefined);
+  });
+
+  test("messaging.message.body.size of a string value is its UTF-8 length, lone surrogates as U+FFFD (TextEncoder's count)", () => {
+    const encoder = new TextEncoder();
+    for (const v of ["", "x", "é", "€", "😀", "a\ud800", "\udc00b", "\ud800\ud800\udc00"]) assert.equal(utf8Length(v), encoder.encode(v).length, JSON.stringify(v));
+    // Any UTF-16 code units: pairs, lone halves in either order, ASCII, two- and three-byte characters.
+    const unit = fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0x80, max: 0xffff }), fc.integer({ min: 0xd800, max: 0xdfff }));
+    fc.assert(fc.property(fc.array(unit, { maxLength: 40 }), (units) => {
+      const v = String.fromCharCode(...units);
+      assert.equal(utf8Length(v), encoder.encode(v).length);
+    }), { numRuns: 2_000 });
   });
 });
