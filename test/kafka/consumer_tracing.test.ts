@@ -7,8 +7,10 @@
  * headers carry (in that record's trace), never in another record's span nor in an ended
  * one; the handler's own span nests under it; a retried record has a span per attempt; a
  * dead letter is an event on the last attempt's span and carries its context on; a batch
- * handler call's span links its records. Also: tracing is on by default through the
- * bindings' own factories.
+ * handler call's span links its records, one span per call. Also, through each binding's own
+ * factory: tracing is on by default (the span names the consumer group the binding found),
+ * `tracing: false` makes no span, `tracing: { tracer, links: true }` makes the given tracer's
+ * spans, new roots linked to the records' contexts.
  *
  * Runs unchanged under `node --import tsx --test`, `bun test` and `deno test -A`; uses
  * KAFKA_BROKERS when set, else starts its own broker.
@@ -17,13 +19,13 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { after, test } from "node:test";
 import { Kafka } from "kafkajs";
-import { trace } from "@opentelemetry/api";
-import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { SpanKind, trace } from "@opentelemetry/api";
+import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { KafkaJsInstrumentation } from "@opentelemetry/instrumentation-kafkajs";
-import { openTelemetryTracing } from "../../adapters/shared/tracing.ts";
+import { openTelemetryTracing, type TracingOption } from "../../adapters/shared/tracing.ts";
 import { createTopic, endOffsets, withBroker } from "../broker/broker.ts";
 import { setupOtel } from "../unit/otel_setup.ts";
-import { bindings, type TestMessage } from "./bindings.ts";
+import { bindings, confluentConfig, loadConfluent, platformaticRuns, type TestMessage } from "./bindings.ts";
 import { kafka, runtime, sleep, total, unique, waitFor } from "./helpers.ts";
 import { headerSpan, produceTraced } from "./traced.ts";
 
@@ -112,7 +114,10 @@ for (const binding of bindings()) test(`tracing (${binding.name}${instrumented ?
       assert.equal(attempts.length, n, `${v}: a span per attempt`);
       assert.deepEqual(attempts.map((s) => s.attributes["offset_frontier.attempt"]).sort(), n === 2 ? [1, 2] : [1]);
       for (const s of attempts) {
+        assert.equal(s.kind, SpanKind.CONSUMER, `${v}: kind consumer`);
         assert.equal(s.attributes["messaging.system"], "kafka");
+        assert.equal(s.attributes["messaging.operation.type"], "process");
+        assert.equal(s.attributes["messaging.destination.name"], topic);
         assert.equal(s.attributes["messaging.consumer.group.name"], groupId);
         assert.equal(s.attributes["messaging.message.body.size"], v.length);
         assert.match(String(s.attributes["messaging.kafka.message.key"]), /^k\d+$/);
@@ -154,6 +159,7 @@ for (const binding of bindings()) test(`tracing (${binding.name}): a batch handl
     await createTopic(brokers, topic, 2);
     const traces = await produceTraced(brokers, topic, 60);
     const problems: string[] = [];
+    const calls: Array<{ spanId: string; size: number }> = []; // each call's active span
     let done = 0;
     const controller = new AbortController();
     const consumer = binding.create({
@@ -171,6 +177,7 @@ for (const binding of bindings()) test(`tracing (${binding.name}): a batch handl
         handler: async (messages) => {
           const active = trace.getActiveSpan() as unknown as ReadableSpan | undefined;
           if (active === undefined || !ours(active, topic)) return void problems.push(`batch of ${messages.length}: not in a batch span of ours`);
+          calls.push({ spanId: active.spanContext().spanId, size: messages.length });
           const linked = active.links.map((l) => l.context.spanId).sort();
           const wanted = messages.map((m) => headerSpan(m.headers)?.spanId).sort();
           if (JSON.stringify(linked) !== JSON.stringify(wanted)) problems.push(`batch of ${messages.length}: links ${linked.length}, not its records'`);
@@ -185,39 +192,141 @@ for (const binding of bindings()) test(`tracing (${binding.name}): a batch handl
     controller.abort();
     await consumer.done;
     assert.deepEqual(problems, []);
+    // One span per call: no two calls share one, and each call's span is one batch span of its size.
+    assert.equal(new Set(calls.map((c) => c.spanId)).size, calls.length, `${calls.length} calls, each in a span of its own`);
+    const finished = otel.exporter.getFinishedSpans().filter((s) => ours(s, topic));
+    assert.equal(finished.length, calls.length, "as many batch spans as calls");
+    for (const c of calls) {
+      const span = finished.find((s) => s.spanContext().spanId === c.spanId);
+      assert.ok(span, "each call's span is among the finished batch spans");
+      assert.equal(span.attributes["messaging.batch.message_count"], c.size, "the call's span counts its records");
+      assert.equal(span.kind, SpanKind.CONSUMER);
+    }
   });
 });
 
-test(`tracing is on by default through ${runtime() === "node" ? "createKafkaJSConsumer" : "the KafkaJS and platformatic factories"}`, { timeout: 120_000 }, async () => {
+/** A binding's own factory (createKafkaJSConsumer, createConfluentConsumer, createPlatformaticConsumer) over a topic and group. */
+type Factory = {
+  name: string;
+  make(o: { topic: string; groupId: string; tracing?: TracingOption; handler: (m: { value: unknown; headers?: unknown }) => Promise<void>; signal: AbortSignal }): {
+    start(): Promise<void>;
+    done: Promise<void>;
+  };
+};
+
+async function factories(brokers: string): Promise<Factory[]> {
+  const { createKafkaJSConsumer } = await import("../../adapters/kafkajs/mod.ts");
+  const out: Factory[] = [{
+    name: "createKafkaJSConsumer",
+    make: ({ topic, groupId, tracing, handler, signal }) =>
+      createKafkaJSConsumer({ consumer: kafka(brokers).consumer({ groupId, maxWaitTimeInMs: 100 }), topics: [topic], fromBeginning: true, handler, signal, ...(tracing !== undefined ? { tracing } : {}) }),
+  }];
+  if (runtime() === "node" && bindings().some((b) => b.name === "confluent")) {
+    const { createConfluentConsumer } = await import("../../adapters/confluent/mod.ts");
+    const { KafkaJS } = loadConfluent();
+    out.push({
+      name: "createConfluentConsumer",
+      make: ({ topic, groupId, tracing, handler, signal }) =>
+        createConfluentConsumer({
+          kafka: new KafkaJS.Kafka({ kafkaJS: { brokers: brokers.split(","), logLevel: KafkaJS.logLevel.ERROR } }),
+          config: confluentConfig(groupId, "consumer"),
+          topics: [topic],
+          fromBeginning: true,
+          handler,
+          signal,
+          ...(tracing !== undefined ? { tracing } : {}),
+        }),
+    });
+  }
+  if (platformaticRuns()) {
+    const { createPlatformaticConsumer } = await import("../../adapters/platformatic/mod.ts");
+    const { Consumer } = await import("@platformatic/kafka");
+    out.push({
+      name: "createPlatformaticConsumer",
+      make: ({ topic, groupId, tracing, handler, signal }) =>
+        createPlatformaticConsumer({
+          consumer: new Consumer({ groupId, clientId: groupId, bootstrapBrokers: brokers.split(",") }),
+          topics: [topic],
+          fromBeginning: true,
+          maxWaitTime: 100,
+          handler,
+          signal,
+          ...(tracing !== undefined ? { tracing } : {}),
+        }),
+    });
+  }
+  return out;
+}
+
+/** Runs `factory` with `tracing` over 5 traced records until each was handled; returns the producers' traces, the group and what each handler saw active (after an await). */
+async function runFactory(brokers: string, factory: Factory, tracing: TracingOption | undefined) {
+  const topic = unique("traced-factory");
+  const groupId = unique("traced-factory-group");
+  await createTopic(brokers, topic, 1);
+  const traces = await produceTraced(brokers, topic, 5);
+  const seen: Array<{ value: string; headers: unknown; active: ReadableSpan | undefined }> = [];
+  const controller = new AbortController();
+  const c = factory.make({
+    topic,
+    groupId,
+    ...(tracing !== undefined ? { tracing } : {}),
+    signal: controller.signal,
+    handler: async (m) => {
+      await sleep(1);
+      seen.push({ value: String(m.value), headers: m.headers, active: trace.getActiveSpan() as unknown as ReadableSpan | undefined });
+    },
+  });
+  await c.start();
+  await waitFor(() => seen.length === 5, 30_000, `${factory.name}: 5 records`);
+  controller.abort();
+  await c.done;
+  return { topic, groupId, traces, seen };
+}
+
+test(`tracing through each binding's own factory (${runtime()}): on by default with the group's name, off with false, { tracer, links } makes linked roots with the given tracer`, { timeout: 180_000 }, async () => {
   await withBroker(async (brokers) => {
-    const { createKafkaJSConsumer } = await import("../../adapters/kafkajs/mod.ts");
-    const { platformaticRuns } = await import("./bindings.ts");
-    const factories: Array<(topic: string, groupId: string, handler: () => Promise<void>, signal: AbortSignal) => { start(): Promise<void>; done: Promise<void> }> = [
-      (topic, groupId, handler, signal) => createKafkaJSConsumer({ consumer: kafka(brokers).consumer({ groupId, maxWaitTimeInMs: 100 }), topics: [topic], fromBeginning: true, handler, signal }),
-    ];
-    if (platformaticRuns()) {
-      const { createPlatformaticConsumer } = await import("../../adapters/platformatic/mod.ts");
-      const { Consumer } = await import("@platformatic/kafka");
-      factories.push((topic, groupId, handler, signal) =>
-        createPlatformaticConsumer({ consumer: new Consumer({ groupId, clientId: groupId, bootstrapBrokers: brokers.split(",") }), topics: [topic], fromBeginning: true, maxWaitTime: 100, handler, signal })
-      );
-    }
-    for (const make of factories) {
-      const topic = unique("traced-default");
-      await createTopic(brokers, topic, 1);
-      const traces = await produceTraced(brokers, topic, 5);
-      const seen: string[] = [];
-      const controller = new AbortController();
-      const c = make(topic, unique("traced-default-group"), async () => {
-        await sleep(1);
-        const active = trace.getActiveSpan() as unknown as ReadableSpan | undefined; // after an await: still the record's
-        seen.push(active !== undefined && ours(active, topic) && [...traces.values()].includes(active.spanContext().traceId) ? "traced" : "untraced");
-      }, controller.signal);
-      await c.start();
-      await waitFor(() => seen.length === 5, 30_000, "5 records");
-      controller.abort();
-      await c.done;
-      assert.deepEqual(seen, ["traced", "traced", "traced", "traced", "traced"]);
+    const made = await factories(brokers);
+    console.log(`factories on ${runtime()}: ${made.map((f) => f.name).join(", ")}`);
+    for (const factory of made) {
+      // Default: each handler in our span, in its record's trace, with the group's name the binding found itself.
+      {
+        const { topic, groupId, traces, seen } = await runFactory(brokers, factory, undefined);
+        for (const { value, headers, active } of seen) {
+          const where = `${factory.name} default, ${value}`;
+          assert.ok(active !== undefined && ours(active, topic), `${where}: in a process span of ours`);
+          assert.equal(active.spanContext().traceId, traces.get(value), `${where}: in its producer's trace`);
+          assert.equal(active.parentSpanContext?.spanId, headerSpan(headers)?.spanId, `${where}: a child of its headers' context`);
+          assert.equal(active.attributes["messaging.consumer.group.name"], groupId, `${where}: the consumer group's name`);
+        }
+      }
+      // false: no span of ours, and the handler is not in one.
+      {
+        const { topic, seen } = await runFactory(brokers, factory, false);
+        for (const { value, active } of seen) assert.ok(active === undefined || !ours(active, topic), `${factory.name} tracing: false, ${value}: in no span of ours`);
+        assert.deepEqual(otel.exporter.getFinishedSpans().filter((s) => ours(s, topic)), [], `${factory.name} tracing: false: no span of ours`);
+      }
+      // { tracer, links: true }: the given tracer's spans (not the global provider's), new roots linked to the producers' contexts.
+      {
+        const exporter = new InMemorySpanExporter();
+        const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+        try {
+          const { topic, traces, seen } = await runFactory(brokers, factory, { tracer: provider.getTracer("offset-frontier"), links: true });
+          assert.deepEqual(otel.exporter.getFinishedSpans().filter((s) => ours(s, topic)), [], `${factory.name} { tracer }: no span through the global provider`);
+          const given = exporter.getFinishedSpans().filter((s) => ours(s, topic));
+          assert.equal(given.length, 5, `${factory.name} { tracer }: a span per record through the given tracer`);
+          for (const { value, headers, active } of seen) {
+            const where = `${factory.name} { tracer, links }, ${value}`;
+            const span = given.find((s) => s.spanContext().spanId === active?.spanContext().spanId);
+            assert.ok(span, `${where}: the handler runs in the given tracer's span`);
+            assert.equal(span.parentSpanContext, undefined, `${where}: a new root`);
+            assert.notEqual(span.spanContext().traceId, traces.get(value), `${where}: a trace of its own`);
+            assert.deepEqual(span.links.map((l) => l.context.spanId), [headerSpan(headers)?.spanId], `${where}: linked to its headers' context`);
+            assert.equal(span.links[0].context.traceId, traces.get(value), `${where}: the link is into its producer's trace`);
+          }
+        } finally {
+          await provider.shutdown();
+        }
+      }
     }
   });
 });
