@@ -6,7 +6,9 @@
  * dropped with it). Read back with `read_committed`, every output carries a `traceparent`
  * in its input record's trace whose span is the `process <topic>` span of the attempt that
  * sent it, a child of the input's producer span: the trace goes from the producer through the
- * handler into what the transaction committed.
+ * handler into what the transaction committed. A few records fail every attempt: their dead
+ * letters, committed in the transactions, carry the context of their last attempt's span, on
+ * which the dead letter is an event.
  *
  * Through every binding of this runtime that has a transactional port (KafkaJS and
  * `@platformatic/kafka`; Confluent's binding has none). Runs unchanged under
@@ -34,10 +36,12 @@ for (const binding of bindingsExcept("confluent")) test(`exactly-once with traci
     const groupId = unique("eos-traced-group");
     await createTopic(brokers, topic, 3);
     await createTopic(brokers, `${topic}.out`, 3);
+    await createTopic(brokers, `${topic}.DLT`, 1);
     const N = 90;
     const traces = await produceTraced(brokers, topic, N);
     const ends = asObject(await endOffsets(brokers, topic));
     const retried = (v: string): boolean => Number(v.slice(1)) % 30 === 7; // fails its first attempt
+    const dead = (v: string): boolean => Number(v.slice(1)) % 30 === 13; // fails both: a dead letter in the transaction
     const attemptSpans = new Map<string, string>(); // "v12#1" → the span id its handler ran in
     const controller = new AbortController();
     const consumer = binding.create({
@@ -47,7 +51,8 @@ for (const binding of bindingsExcept("confluent")) test(`exactly-once with traci
       fromBeginning: true,
       ordering: "key",
       concurrency: 16,
-      retry: { retries: 1, initialDelayMs: 5, jitter: 0 },
+      retry: { retries: 1, initialDelayMs: 5, jitter: 0, onExhausted: "dead-letter" },
+      deadLetter: true,
       transactional: { timeoutMs: 15_000 },
       tracing: openTelemetryTracing<TestMessage>(true, () => groupId),
       signal: controller.signal,
@@ -56,7 +61,7 @@ for (const binding of bindingsExcept("confluent")) test(`exactly-once with traci
         attemptSpans.set(`${v}#${attempt}`, trace.getActiveSpan()?.spanContext().spanId ?? "no active span");
         send!({ topic: `${topic}.out`, key: message.key, value: `${v}#${attempt}`, headers: { from: v } });
         await sleep(offset % 3); // out of order
-        if (retried(v) && attempt === 1) throw new Error(`fails ${v} once`);
+        if (dead(v) || (retried(v) && attempt === 1)) throw new Error(`fails ${v}`);
       },
     });
     await consumer.start();
@@ -70,7 +75,7 @@ for (const binding of bindingsExcept("confluent")) test(`exactly-once with traci
     await consumer.done;
 
     const out = await readCommitted(brokers, `${topic}.out`);
-    assert.equal(out.length, N, "one committed output per input");
+    assert.equal(out.length, N - 3, "one committed output per input but the dead letters' (their failed attempts' outputs are dropped)");
     const finished = new Map(otel.exporter.getFinishedSpans().map((s) => [s.spanContext().spanId, s]));
     const problems: string[] = [];
     for (const r of out) {
@@ -89,5 +94,17 @@ for (const binding of bindingsExcept("confluent")) test(`exactly-once with traci
     }
     assert.deepEqual(problems, []);
     assert.equal(out.filter((r) => r.value.endsWith("#2")).length, 3, "the retried records' outputs come from their second attempt");
+
+    // The dead letters, committed in the transactions, carry the context of the last attempt's span, which records them.
+    const letters = await readCommitted(brokers, `${topic}.DLT`);
+    assert.deepEqual(letters.map((r) => r.value).sort(), [...traces.keys()].filter(dead).sort(), "the dead letters");
+    for (const r of letters) {
+      const carried = headerSpan(r.headers);
+      assert.ok(carried, `dead letter ${r.value}: a trace context in its headers (${Object.keys(r.headers).join(", ")})`);
+      assert.equal(carried.traceId, traces.get(r.value), `dead letter ${r.value}: in its record's trace`);
+      assert.equal(carried.spanId, attemptSpans.get(`${r.value}#2`), `dead letter ${r.value}: the span of its last attempt`);
+      const span = finished.get(carried.spanId);
+      assert.ok(span?.events.some((e) => e.name === "offset_frontier.dead_letter"), `dead letter ${r.value}: an event on that span`);
+    }
   });
 });
