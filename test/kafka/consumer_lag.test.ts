@@ -5,7 +5,8 @@
  * commit interval) saw the log end: caught up (0), behind while consumer.pause() holds the
  * partitions and records are produced (it grows: no fetch reports a paused partition),
  * behind while records run after the resume and more are produced, and back to 0 once
- * everything is committed.
+ * everything is committed. At each of those points both exporters also report the log end
+ * the broker has and the records delivered but not yet safe (processing lag) as metrics() does.
  *
  * Through every binding of this runtime (test/kafka/bindings.ts). Runs unchanged under
  * `node --import tsx --test`, `bun test` and `deno test -A`; uses KAFKA_BROKERS when set,
@@ -115,6 +116,20 @@ for (const { binding, withoutKafka } of cases) test(`lag (${binding.name}${witho
         };
         if (got.endOffset !== end || got.lag !== want || got.prom !== want || got.otel !== want) {
           return `t/${partition}: broker end ${end} committed ${c} (lag ${want}); consumer ${JSON.stringify(got)}`;
+        }
+        // The log end and the records delivered but not yet safe, as both exporters report them.
+        const labels = `topic="${topic}",partition="${partition}"`;
+        const exported = {
+          promEnd: promValue(text, "offset_frontier_partition_end_offset", labels),
+          otelEnd: otelValue(rm, "offset_frontier.partition_end_offset", { topic, partition }),
+          promProcessing: promValue(text, "offset_frontier_partition_processing_lag", labels),
+          otelProcessing: otelValue(rm, "offset_frontier.partition_processing_lag", { topic, partition }),
+        };
+        if (
+          exported.promEnd !== end || exported.otelEnd !== end || p?.processingLag === undefined ||
+          exported.promProcessing !== p.processingLag || exported.otelProcessing !== p.processingLag
+        ) {
+          return `t/${partition}: broker end ${end}, processing lag ${p?.processingLag}; exported ${JSON.stringify(exported)}`;
         }
       }
       const totals = {
