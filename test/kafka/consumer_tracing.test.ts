@@ -7,7 +7,8 @@
  * headers carry (in that record's trace), never in another record's span nor in an ended
  * one; the handler's own span nests under it; a retried record has a span per attempt; a
  * dead letter is an event on the last attempt's span and carries its context on; a batch
- * handler call's span links its records, one span per call. Also, through each binding's own
+ * handler call's span links its records, one span per call; a stuck record's abandonment and
+ * dead letter are events on its span, and its dead letter carries that span's context. Also, through each binding's own
  * factory: tracing is on by default (the span names the consumer group the binding found),
  * `tracing: false` makes no span, `tracing: { tracer, links: true }` makes the given tracer's
  * spans, new roots linked to the records' contexts.
@@ -123,6 +124,9 @@ for (const binding of bindings()) test(`tracing (${binding.name}${instrumented ?
         assert.match(String(s.attributes["messaging.kafka.message.key"]), /^k\d+$/);
         const failed = dead(v) || (retried(v) && s.attributes["offset_frontier.attempt"] === 1);
         assert.equal(s.status.code === 2 /* ERROR */, failed, `${v}: error status exactly when the attempt failed`);
+        assert.equal(s.events.some((e) => e.name === "exception"), failed, `${v}: the exception recorded exactly when the attempt failed`);
+        const retriedAfter = s.attributes["offset_frontier.attempt"] === 1 && n === 2;
+        assert.equal(s.events.some((e) => e.name === "offset_frontier.retry"), retriedAfter, `${v}: the retry recorded on the attempt it follows`);
       }
     }
     if (instrumented && binding.name === "kafkajs") {
@@ -202,6 +206,63 @@ for (const binding of bindings()) test(`tracing (${binding.name}): a batch handl
       assert.equal(span.attributes["messaging.batch.message_count"], c.size, "the call's span counts its records");
       assert.equal(span.kind, SpanKind.CONSUMER);
     }
+  });
+});
+
+for (const binding of bindings()) test(`tracing (${binding.name}): a stuck record's abandonment and dead letter are recorded on its span, and the dead letter carries its context`, { timeout: 120_000 }, async () => {
+  await withBroker(async (brokers) => {
+    const topic = unique("traced-stuck");
+    const groupId = unique("traced-stuck-group");
+    await createTopic(brokers, topic, 1);
+    await createTopic(brokers, `${topic}.DLT`, 1);
+    const traces = await produceTraced(brokers, topic, 20);
+    let ok = 0, deadLetters = 0, hungIn: string | undefined;
+    const controller = new AbortController();
+    const consumer = binding.create({
+      brokers,
+      groupId,
+      topics: [topic],
+      fromBeginning: true,
+      ordering: "partition",
+      deadLetter: true,
+      stuck: { maxPendingMs: 500, action: "dead-letter" },
+      tracing: openTelemetryTracing<TestMessage>(true, () => groupId),
+      signal: controller.signal,
+      on: { deadLetter: () => deadLetters++ },
+      handler: async (message, { signal }) => {
+        if (message.value!.toString() !== "v5") return void ok++;
+        hungIn = trace.getActiveSpan()?.spanContext().spanId;
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true })); // hangs until given up
+      },
+    });
+    await consumer.start();
+    await waitFor(() => ok === 19 && deadLetters === 1, 60_000, `19 processed and the stuck record dead-lettered (${ok}, ${deadLetters})`);
+    const reader = kafka(brokers).consumer({ groupId: unique("traced-stuck-dlt"), maxWaitTimeInMs: 100 });
+    const letters: Array<{ value: string; headers: unknown }> = [];
+    await reader.connect();
+    await reader.subscribe({ topics: [`${topic}.DLT`], fromBeginning: true });
+    await reader.run({ eachMessage: ({ message }) => Promise.resolve(void letters.push({ value: message.value!.toString(), headers: message.headers })) });
+    await waitFor(() => letters.length >= 1, 30_000, "the dead letter in the DLT");
+    await reader.disconnect();
+    controller.abort();
+    await consumer.done;
+
+    const all = otel.exporter.getFinishedSpans();
+    const span = all.find((s) => ours(s, topic) && s.spanContext().spanId === hungIn);
+    assert.ok(span, "the stuck record's handler ran in a span of ours, ended once given up");
+    assert.equal(span.spanContext().traceId, traces.get("v5"), "in its producer's trace");
+    const stuckEvent = span.events.find((e) => e.name === "offset_frontier.stuck");
+    assert.equal(stuckEvent?.attributes?.["offset_frontier.stuck.action"], "dead-letter", "the abandonment is an event on its span");
+    assert.ok(span.events.some((e) => e.name === "offset_frontier.dead_letter"), "the dead letter is an event on its span");
+    assert.equal(span.status.code, 2 /* ERROR */);
+    assert.deepEqual(letters.map((l) => l.value), ["v5"]);
+    const carried = headerSpan(letters[0].headers)!;
+    assert.equal(carried.traceId, traces.get("v5"), "the dead letter stays in its record's trace");
+    const via = all.find((s) => s.spanContext().spanId === carried.spanId);
+    assert.ok(
+      carried.spanId === span.spanContext().spanId || via?.parentSpanContext?.spanId === span.spanContext().spanId,
+      "the dead letter's context is the stuck attempt's span (or a send span under it)",
+    );
   });
 });
 
