@@ -23,6 +23,11 @@
  * The Confluent example runs only where the client is built (.cache/confluent, as the
  * real-broker suites build it), else it is skipped saying so.
  *
+ * A `run` block that serves HTTP (`.listen(9464,`, docs/metrics.md) is asked, once its records are
+ * committed and before SIGINT: the health example's liveness and readiness probes must answer
+ * 200 (running, cluster available, not stalled, lag 0), the exporters example's Prometheus
+ * scrape must show this topic's partition_lag series and the total lag at 0.
+ *
  * A `run` block that imports `@opentelemetry/exporter-trace-otlp-http` (docs/observability.md)
  * gets records each carrying a producer's `traceparent`, and `OTEL_EXPORTER_OTLP_ENDPOINT`
  * pointing at an OTLP receiver started here (test/pack/otlp_receiver.ts): once it exited, every
@@ -78,7 +83,7 @@ export function docExamples(): Example[] {
 export function substitute(
   ex: Example,
   runtime: Runtime,
-  to: { broker: string; topic: string; group: string; http: string },
+  to: { broker: string; topic: string; group: string; http: string; port?: number },
 ): string {
   let code = ex.code;
   const all = (from: string, replacement: string, atLeastOnce: boolean): void => {
@@ -94,9 +99,57 @@ export function substitute(
   assert.equal(groups.length, 1, `${ex.page} ${ex.name}: holds one group id`);
   code = code.replace(groups[0], groups[0].replace(/"[^"]*"$/, JSON.stringify(to.group)));
   all("http://127.0.0.1:8080", to.http, false);
-  all(".listen(9464,", ".listen(0,", false);
+  all(".listen(9464,", `.listen(${to.port ?? 0},`, false);
   if (runtime !== "node") all(`"offset-frontier/node"`, `"offset-frontier/${runtime}"`, false);
   return code;
+}
+
+/** A TCP port free now on 127.0.0.1 (for an example's HTTP server). */
+function freePort(): Promise<number> {
+  const s = createServer();
+  return new Promise((resolve) => s.listen(0, "127.0.0.1", () => {
+    const { port } = s.address() as AddressInfo;
+    s.close(() => resolve(port));
+  }));
+}
+
+/** GET `path` of the example's server: its status and body, or undefined while it does not answer. */
+async function get(port: number, path: string): Promise<{ status: number; body: string } | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(2_000) });
+    return { status: res.status, body: await res.text() };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the example's HTTP server answers once its consumer committed every record (an example
+ * that serves `.listen(9464,`): the probes of docs/metrics.md (liveness and readiness 200, the
+ * state, the cluster available, no stall, lag 0), the Prometheus scrape (this topic's
+ * partition_lag series and the total lag 0, with the example's labels). Waits up to 20 s for
+ * the lag to reach 0 (the log end is seen by a fetch after the last commit).
+ */
+async function probeAnswers(ex: Example, port: number, topic: string, tail: () => string): Promise<void> {
+  const health = ex.code.includes("/readyz");
+  const t0 = Date.now();
+  let last = "";
+  for (;;) {
+    if (health) {
+      const live = await get(port, "/healthz"), ready = await get(port, "/readyz"), other = await get(port, "/nothing");
+      last = JSON.stringify({ live, ready, other });
+      const body = ready?.status === 200 ? JSON.parse(ready.body) as Record<string, unknown> : undefined;
+      if (live?.status === 200 && other?.status === 404 && body?.state === "running" && body.cluster === "available" && body.stalled === false && body.lag === 0) return;
+    } else {
+      const scrape = await get(port, "/metrics");
+      last = scrape === undefined ? "no answer" : scrape.body.split("\n").filter((l) => l.includes("_lag")).join("\n");
+      const lines = scrape?.body.split("\n") ?? [];
+      const partitionLag = lines.filter((l) => l.startsWith("offset_frontier_partition_lag{") && l.includes(`topic="${topic}"`));
+      if (scrape?.status === 200 && partitionLag.length > 0 && partitionLag.every((l) => l.endsWith(" 0")) && lines.includes(`offset_frontier_lag{service="orders"} 0`)) return;
+    }
+    assert.ok(Date.now() - t0 < 20_000, `${ex.name}: its server's answers once every record was committed (${health ? "live and ready, running, available, not stalled, lag 0" : "scrape with lag 0"}): ${last}${tail()}`);
+    await sleep(250);
+  }
 }
 
 const RECORDS = 30;
@@ -214,6 +267,7 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
         const group = `docs-${ex.name}-${runtime}-group-${run}`;
         const file = `example-${ex.name}-${runtime}.ts`;
         let end = new Map<number, string>();
+        let port = 0; // the example's HTTP port (`.listen(9464,`), if it has one
         const otlp = ex.mode === "run" && ex.code.includes(`from "@opentelemetry/exporter-trace-otlp-http"`);
         const produced = new Map<string, { traceId: string; spanId: string }>(); // value → its producer context
         let receiver: OtlpReceiver | undefined;
@@ -231,7 +285,8 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
             return { key: `customer-${i % KEYS}`, value, headers: { traceparent } };
           }));
           end = await endOffsets(brokers, topic);
-          writeFileSync(join(project, file), substitute(ex, runtime, { broker: brokers.split(",")[0].trim(), topic, group, http }));
+          port = await freePort();
+          writeFileSync(join(project, file), substitute(ex, runtime, { broker: brokers.split(",")[0].trim(), topic, group, http, port }));
         } else {
           writeFileSync(join(project, file), ex.code);
         }
@@ -257,6 +312,7 @@ describe("the docs' examples, from the npm pack tarball in a fresh project", { t
               assert.ok(Date.now() - t0 < 120_000, `${ex.name} committed the end offsets within 120 s (${have} of ${want})${watched.tail()}`);
               await sleep(250);
             }
+            if (ex.code.includes(".listen(9464,")) await probeAnswers(ex, port, topic, () => watched.tail());
             assert.ok(child.pid !== undefined, `${ex.name} started`);
             process.kill(child.pid, "SIGINT"); // the docs' Ctrl-C (by pid: see quickstart.test.ts)
           }
