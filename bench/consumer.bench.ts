@@ -77,7 +77,8 @@ bench/results/tmp/consumer.json.
                        (the queued path: every record takes its key, as with a real async handler)
   --max-wait-ms N      KafkaJS consumers' maxWaitTimeInMs (default 100; KafkaJS's own default is 5000)
   --tracing M          the runner's tracing: off (default), noop (the API's no-op tracer), sdk (the SDK
-                       set up, every span recorded, none exported); see bench/consumer_run.ts
+                       set up, every span recorded, none exported), sdk-batch (the same through the SDK's
+                       BatchSpanProcessor to an exporter that drops each batch); see bench/consumer_run.ts
   --save               write the committed bench/results/consumer.json instead
   -h, --help           this text`,
   {
@@ -114,7 +115,7 @@ const childFlags = [
   ...(o["max-wait-ms"] !== undefined ? ["--max-wait-ms", o["max-wait-ms"]] : []),
   ...(o.tracing !== undefined ? ["--tracing", o.tracing] : []),
 ];
-if (o.tracing !== undefined && !["off", "noop", "sdk"].includes(o.tracing)) usageError(NAME, `--tracing is off, noop or sdk; got ${JSON.stringify(o.tracing)}`);
+if (o.tracing !== undefined && !["off", "noop", "sdk", "sdk-batch"].includes(o.tracing)) usageError(NAME, `--tracing is off, noop, sdk or sdk-batch; got ${JSON.stringify(o.tracing)}`);
 
 async function command(rt: RuntimeName, client: Client, args: string[]): Promise<[string, string[]]> {
   const bin = (name: string): string => join(ROOT, "node_modules", ".bin", name);

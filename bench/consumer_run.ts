@@ -82,7 +82,8 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
   --tracing M          the runner's tracing (docs/tracing.md): off (default), noop (on, with the API's
                        no-op tracer: no SDK registered), sdk (the SDK's AsyncLocalStorage context
                        manager, W3C propagator and a tracer provider that records every span and
-                       exports none)
+                       exports none), sdk-batch (the same, every span through the SDK's
+                       BatchSpanProcessor to an exporter that drops each batch)
   -h, --help           this text`,
   {
     topic: { type: "string" },
@@ -99,7 +100,7 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
   },
 );
 const TRACING = o.tracing ?? "off";
-if (!["off", "noop", "sdk"].includes(TRACING)) usageError(NAME, `--tracing is off, noop or sdk; got ${JSON.stringify(TRACING)}`);
+if (!["off", "noop", "sdk", "sdk-batch"].includes(TRACING)) usageError(NAME, `--tracing is off, noop, sdk or sdk-batch; got ${JSON.stringify(TRACING)}`);
 const brokers = process.env.KAFKA_BROKERS;
 if (!brokers) usageError(NAME, "KAFKA_BROKERS is not set");
 if (!o.topic) usageError(NAME, "--topic is required");
@@ -120,13 +121,17 @@ if (!CLIENTS.includes(CLIENT)) usageError(NAME, `--client is ${CLIENTS.join(" or
 async function tracingOption(mode: string): Promise<false | { tracer: OpenTelemetryTracer }> {
   if (mode === "off") return false;
   const api = await import("@opentelemetry/api");
-  if (mode === "sdk") {
+  if (mode === "sdk" || mode === "sdk-batch") {
     const { AsyncLocalStorageContextManager } = await import("@opentelemetry/context-async-hooks");
-    const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
-    const { BasicTracerProvider } = await import("@opentelemetry/sdk-trace-base");
+    const { ExportResultCode, W3CTraceContextPropagator } = await import("@opentelemetry/core");
+    const { BasicTracerProvider, BatchSpanProcessor } = await import("@opentelemetry/sdk-trace-base");
     api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    api.trace.setGlobalTracerProvider(new BasicTracerProvider()); // every span recorded (always-on sampler), none exported
+    // sdk: every span recorded (always-on sampler), none exported. sdk-batch: every span also
+    // goes through the SDK's BatchSpanProcessor, as in production, to an exporter that drops
+    // each batch (the network's cost is the exporter's, not the runner's).
+    const dropping = { export: (_: unknown, done: (r: { code: number }) => void) => done({ code: ExportResultCode.SUCCESS }), shutdown: async () => {} };
+    api.trace.setGlobalTracerProvider(new BasicTracerProvider(mode === "sdk" ? {} : { spanProcessors: [new BatchSpanProcessor(dropping)] }));
   }
   return { tracer: api.trace.getTracer("bench") };
 }
