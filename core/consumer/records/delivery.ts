@@ -216,12 +216,9 @@ export class Delivery<M> {
         records.attemptFailed(d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1), error);
         continue;
       }
-      if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
-        const work = d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1);
-        (result as PromiseLike<unknown>).then(
-          () => records.attemptOk(work),
-          (error: unknown) => records.attemptFailed(work, error),
-        );
+      const then = result !== null && typeof result === "object" ? (result as PromiseLike<unknown>).then : undefined;
+      if (typeof then === "function") {
+        records.settlers.watch(d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1), result as PromiseLike<unknown>, then);
       } else {
         d.endDirect(lane);
         done[k++] = handle;
