@@ -14,7 +14,14 @@
  * unordered's, both over the floor, from the same process (the machine's load then weighs on
  * both alike): the ratio of their ns per record.
  *
- *     node --import tsx bench/consumer_path.ts [--batches N] [--batch N] [--rounds N] [--async] [--string-keys] [--cpu] [--orderings LIST] [--keys N]
+ * `--handlers sync,async` runs every ordering with both handlers in the same process: the one
+ * that returns at once and the one that returns a resolved promise (the queued path, as every
+ * handler that awaits takes), and a table of their ns per record and the difference, which is
+ * what the async path adds per record. The async rows also get a floor of their own: the
+ * handler called with a fresh context and one shared callback attached to each promise it
+ * returns (the least any runner must do to learn that a record finished).
+ *
+ *     node --import tsx bench/consumer_path.ts [--batches N] [--batch N] [--rounds N] [--async | --handlers LIST] [--string-keys] [--cpu] [--orderings LIST] [--keys N]
  *     bun bench/consumer_path.ts …;  deno run -A bench/consumer_path.ts …
  *
  * @module
@@ -46,6 +53,9 @@ against calling the handler with a fresh context per record.
   --batch N     records per batch (default 10000, KafkaJS's size for 1 MB of small records)
   --rounds N    measured rounds after one discarded (default 7)
   --async       the handler returns a resolved promise (the queued path) instead of returning at once
+                (the same as --handlers async)
+  --handlers L  sync, async or both (comma-separated, run in that order for each ordering; default
+                sync): with both, a table of sync and async ns per record and their difference
   --cpu         time by the process's CPU time (user + system, all threads) instead of the
                 wall clock: steadier when other processes share the machine
   --string-keys keys are strings and the client has no keyHashOf (the batch check hashes keyOf's
@@ -65,6 +75,7 @@ against calling the handler with a fresh context per record.
     batch: { type: "string" },
     rounds: { type: "string" },
     async: { type: "boolean" },
+    handlers: { type: "string" },
     "string-keys": { type: "boolean" },
     cpu: { type: "boolean" },
     orderings: { type: "string" },
@@ -77,7 +88,12 @@ if (!["off", "noop", "sdk"].includes(TRACING)) usageError(NAME, `--tracing is of
 const BATCHES = o.batches === undefined ? 30 : intFlag(NAME, "batches", o.batches, 1);
 const BATCH = o.batch === undefined ? 10_000 : intFlag(NAME, "batch", o.batch, 1);
 const ROUNDS = o.rounds === undefined ? 7 : intFlag(NAME, "rounds", o.rounds, 1);
-const ASYNC = o.async === true;
+type HandlerKind = "sync" | "async";
+const HANDLERS = (o.handlers ?? (o.async === true ? "async" : "sync")).split(",").map((x) => x.trim()) as HandlerKind[];
+for (const x of HANDLERS) {
+  if (x !== "sync" && x !== "async") usageError(NAME, `--handlers takes sync and async; got ${JSON.stringify(x)}`);
+}
+if (o.async === true && o.handlers !== undefined) usageError(NAME, "--async and --handlers: give one of them");
 const STRING_KEYS = o["string-keys"] === true;
 const CPU = o.cpu === true;
 const ORDERINGS = (o.orderings ?? "unordered,key,partition").split(",").map((x) => x.trim()) as Ordering[];
@@ -209,10 +225,34 @@ async function timeRoundAsync(r: number, take: (b: ReturnType<typeof batch>) => 
   return ms;
 }
 
-async function runner(ordering: Ordering, batched = false): Promise<number[]> {
+/**
+ * The async floor: the async handler called with a fresh context per record, 16 at a time (the
+ * runner's default concurrency), one shared callback on each promise that counts it and calls
+ * the next record's handler: the least any runner must do to learn that a record finished.
+ */
+let floorHandled = 0;
+function floorAsync(b: ReturnType<typeof batch>): Promise<void> {
+  const n = b.messages.length;
+  let next = 0, settled = 0, done: () => void;
+  const call = (): void => {
+    const i = next++;
+    const ctx = { topic: "t", partition: b.partition, offset: b.offsets[i], attempt: 1, signal: undefined! };
+    Promise.resolve(noop(b.messages[i], ctx)).then(() => void floorHandled++).then(settle);
+  };
+  const settle = (): void => {
+    if (++settled === n) done();
+    else if (next < n) call();
+  };
+  return new Promise<void>((resolve) => {
+    done = resolve;
+    for (let i = 0; i < 16 && next < n; i++) call();
+  });
+}
+
+async function runner(ordering: Ordering, isAsync: boolean, batched = false): Promise<number[]> {
   const client = STRING_KEYS ? new InMemoryClient() : new InMemoryBytesClient();
   let handled = 0, delivered = 0;
-  const handler = ASYNC ? (m: Msg, ctx: RecordContext) => Promise.resolve(noop(m, ctx)).then(() => void handled++) : noop;
+  const handler = isAsync ? (m: Msg, ctx: RecordContext) => Promise.resolve(noop(m, ctx)).then(() => void handled++) : noop;
   const batchHandler = (messages: Msg[], { records }: BatchContext): void => {
     for (let i = 0; i < messages.length; i++) noop(messages[i], records[i]);
     handled += messages.length;
@@ -232,7 +272,7 @@ async function runner(ordering: Ordering, batched = false): Promise<number[]> {
       // a refused batch (backpressure) is delivered again once the runner caught up, as a client would
       while (!client.sink.deliver({ topic: "t", ...b })) await new Promise((r) => setTimeout(r, 0));
       delivered += BATCH;
-      if (ASYNC) while (handled < delivered) await new Promise((r) => setTimeout(r, 0)); // the batch finished
+      if (isAsync) while (handled < delivered) await new Promise((r) => setTimeout(r, 0)); // the batch finished
       // The batch handler: the round's last records may wait in a partial batch for the next tick.
       if (batched && b.next === (r + 1) * BATCHES / PARTITIONS * BATCH && b.partition === (BATCHES - 1) % PARTITIONS) {
         while (handled < delivered) await new Promise((r) => setTimeout(r, 0));
@@ -248,26 +288,47 @@ async function runner(ordering: Ordering, batched = false): Promise<number[]> {
 const records = BATCHES * BATCH;
 const floorMs = median(Array.from({ length: ROUNDS + 1 }, (_, r) => timeRound(r, floor)).slice(1));
 const rate = (ms: number): string => `${(records / ms / 1000).toFixed(2)} M rec/s`;
+const nsOver = (ms: number): number => ((ms - floorMs) * 1e6) / records;
 const version = process.versions.bun ?? (globalThis as { Deno?: { version: { deno: string } } }).Deno?.version.deno ??
   process.versions.node;
+const handlerText = { sync: "returns at once", async: "returns a resolved promise" } as const;
 console.log(
   `${runtimeName()} ${version}: ${records.toLocaleString("en")} records per round, ${ROUNDS} rounds, medians, ` +
-    `handler ${ASYNC ? "returns a resolved promise" : "returns at once"}, ${KEYS.toLocaleString("en")} keys, ${STRING_KEYS ? "strings (no keyHashOf)" : "Buffers (keyOf and keyHashOf as the bindings)"}, ${CPU ? "CPU time" : "wall clock"}, tracing ${TRACING}`,
+    `handler ${HANDLERS.map((h) => handlerText[h]).join(" / ")}, ${KEYS.toLocaleString("en")} keys, ${STRING_KEYS ? "strings (no keyHashOf)" : "Buffers (keyOf and keyHashOf as the bindings)"}, ${CPU ? "CPU time" : "wall clock"}, tracing ${TRACING}`,
 );
 console.log("| path | records/s | ns per record over the floor |");
 console.log("|---|---:|---:|");
 console.log(`| handler + fresh context (floor) | ${rate(floorMs)} | 0 |`);
-const over = new Map<Ordering, number>();
+let asyncFloor: number | undefined;
+if (HANDLERS.includes("async")) {
+  const xs: number[] = [];
+  for (let r = 0; r <= ROUNDS; r++) xs.push(await timeRoundAsync(r, floorAsync));
+  const ms = median(xs.slice(1)); // the first round is the warm-up
+  asyncFloor = nsOver(ms);
+  console.log(`| async handler + fresh context, 16 at a time, one shared callback (async floor) | ${rate(ms)} | ${asyncFloor.toFixed(0)} |`);
+}
+const over = new Map<string, number>();
 for (const ordering of ORDERINGS) {
-  const ms = median(await runner(ordering));
-  over.set(ordering, ((ms - floorMs) * 1e6) / records);
-  console.log(`| runner, ${ordering} | ${rate(ms)} | ${over.get(ordering)!.toFixed(0)} |`);
+  for (const h of HANDLERS) {
+    const ms = median(await runner(ordering, h === "async"));
+    over.set(`${ordering} ${h}`, nsOver(ms));
+    console.log(`| runner, ${ordering}, ${h} | ${rate(ms)} | ${nsOver(ms).toFixed(0)} |`);
+  }
 }
-if (!ASYNC && ORDERINGS.includes("key")) {
-  const ms = median(await runner("key", true));
-  console.log(`| runner, key, batch handler (16) | ${rate(ms)} | ${(((ms - floorMs) * 1e6) / records).toFixed(0)} |`);
+if (HANDLERS.includes("sync") && ORDERINGS.includes("key")) {
+  const ms = median(await runner("key", false, true));
+  console.log(`| runner, key, batch handler (16) | ${rate(ms)} | ${nsOver(ms).toFixed(0)} |`);
 }
-if (over.has("key") && over.has("unordered")) {
-  console.log(`key ÷ unordered (ns per record over the floor): ${(over.get("key")! / over.get("unordered")!).toFixed(2)}`);
+if (HANDLERS.length === 2) {
+  console.log("\n| ordering | sync ns | async ns | async − sync | async − async floor |");
+  console.log("|---|---:|---:|---:|---:|");
+  for (const ordering of ORDERINGS) {
+    const s = over.get(`${ordering} sync`)!, a = over.get(`${ordering} async`)!;
+    console.log(`| ${ordering} | ${s.toFixed(0)} | ${a.toFixed(0)} | ${(a - s).toFixed(0)} | ${(a - asyncFloor!).toFixed(0)} |`);
+  }
+}
+for (const h of HANDLERS) {
+  const k = over.get(`key ${h}`), u = over.get(`unordered ${h}`);
+  if (k !== undefined && u !== undefined) console.log(`key ÷ unordered, ${h} (ns per record over the floor): ${(k / u).toFixed(2)}`);
 }
 if (sink !== 0) console.log(sink);

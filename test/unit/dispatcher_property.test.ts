@@ -11,12 +11,14 @@
 // handed on, at most maxInFlightPerPartition of them; the retained count (queued + in flight)
 // and the tracker's pending count are the model's; the worker and in-flight bounds hold. At
 // the end every record of a lane still dispatching has run. Keys are hashed by a hash that
-// collides on purpose (two hashes for all keys) and by the string fallback. Then the two
-// structures under it: HeldKeys against a Map, Fifo against an array.
+// collides on purpose (two hashes for all keys) and by the string fallback. A delivery's queued
+// records go in as Works or as one run of the batch (ReadyQueue: a record's Work made when it
+// is taken). Then the structures under it: HeldKeys against a Map, Fifo and ReadyQueue against
+// an array.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { Dispatcher, Fifo, type Lane, type Ordering, Work } from "../../core/consumer/dispatch/dispatcher.ts";
+import { Dispatcher, Fifo, type Lane, type Ordering, ReadyQueue, RecordRun, Work } from "../../core/consumer/dispatch/dispatcher.ts";
 import type { KeyReader } from "../../core/consumer/dispatch/distinct_keys.ts";
 import { HeldKeys } from "../../core/consumer/dispatch/held_keys.ts";
 import { Tracker } from "../../core/mod.ts";
@@ -32,7 +34,7 @@ const LANES = 2;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 type Op =
-  | { kind: "deliver"; lane: number; keys: number[]; direct: boolean; outcomes: ("sync" | "async" | "throw")[] }
+  | { kind: "deliver"; lane: number; keys: number[]; direct: boolean; run: boolean; outcomes: ("sync" | "async" | "throw")[] }
   | { kind: "finish" | "fail" | "failForGood"; pick: number }
   | { kind: "tick" | "hold" | "release" }
   | { kind: "drain"; lane: number; time: boolean; keepBelow: boolean }
@@ -47,6 +49,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       lane,
       keys: fc.array(fc.integer({ min: 0, max: KEYS.length - 1 }), { minLength: 1, maxLength: 12 }),
       direct: fc.boolean(),
+      run: fc.boolean(),
       outcomes: fc.array(fc.constantFrom("sync" as const, "async" as const, "async" as const, "throw" as const), { minLength: 12, maxLength: 12 }),
     }),
   },
@@ -65,13 +68,18 @@ const strings: KeyReader<M> = { keyOf: (m) => m.key };
 
 async function run(ordering: Ordering, reader: KeyReader<M>, concurrency: number, perLane: number, ops: Op[]): Promise<void> {
   const model = new DispatchModel(ordering, LANES);
-  const recOf = new Map<W, Rec>();
+  // A record's Rec by its lane and offset: a queued record's Work may be made only when it is taken (a run).
+  const recs = Array.from({ length: LANES }, () => new Map<number, Rec>());
+  const rec = (w: W): Rec => recs[w.lane.partition].get(w.offset)!;
+  const workOf = new Map<Rec, W>(); // the Work a started record runs with
   const running: W[] = [];
   const errors: string[] = [];
   const d: Dispatcher<M> = new Dispatcher<M>({ ordering, concurrency, maxInFlightPerPartition: perLane, highWaterMark: 1_000 }, {
     keys: reader,
     start: (w) => {
-      const r = recOf.get(w)!;
+      const r = rec(w);
+      if (w.attempt > 1 && workOf.get(r) !== w) errors.push(`offset ${r.offset} retried with another Work`);
+      workOf.set(r, w);
       const lane = w.lane;
       if (lane.state === "stopped" || lane.userPaused || d.held) errors.push(`${r.offset} started in a lane that may not start`);
       if (d.running > concurrency || lane.inFlight > d.options.maxInFlightPerPartition) errors.push("a bound was passed");
@@ -92,7 +100,7 @@ async function run(ordering: Ordering, reader: KeyReader<M>, concurrency: number
   const next = Array.from({ length: LANES }, () => 0);
   const noErrors = (): void => assert.deepEqual(errors, []);
   const drops = (got: readonly W[], want: readonly Rec[], what: string): void => {
-    const g = got.map((w) => recOf.get(w)!);
+    const g = got.map((w) => rec(w));
     assert.equal(new Set(g).size, g.length, `${what}: a record dropped twice`);
     assert.deepEqual(new Set(g), new Set(want), what);
     for (const r of g) if (r.state === "queued") r.state = "dropped";
@@ -106,13 +114,13 @@ async function run(ordering: Ordering, reader: KeyReader<M>, concurrency: number
   // As RecordRunner: an attempt that succeeded, one that failed (retry, or abandon past a drain's bound).
   const ok = (w: W): void => {
     d.attemptEnded(w);
-    recOf.get(w)!.state = "settled"; // done: settling may start the next record of its key at once
+    rec(w).state = "settled"; // done: settling may start the next record of its key at once
     d.settle(w);
     if (!w.lane.ended) w.lane.tracker.complete(w.handle);
     d.pump();
   };
   const failed = (w: W): void => {
-    const r = recOf.get(w)!;
+    const r = rec(w);
     assert.equal(d.drainLeft(w.lane) > 0, hasTime(r.lane), "drainLeft");
     if (!hasTime(r.lane)) {
       const want = model.abandonDrops(r);
@@ -157,14 +165,15 @@ async function run(ordering: Ordering, reader: KeyReader<M>, concurrency: number
       const chains: W[] = [];
       for (const h of l.keys.holders()) for (let w = h.behind; w !== undefined; w = w.behind) chains.push(w);
       assert.equal(l.parked, chains.length, "parked");
-      const inQueues = [...l.ready.items(), ...l.unblocked.items(), ...chains].map((w) => recOf.get(w)!);
+      const inQueues = [...l.ready.items(), ...l.unblocked.items(), ...chains].map((w) => rec(w));
+      assert.equal(l.ready.length, l.ready.items().length, "ready's length");
       assert.equal(new Set(inQueues).size, inQueues.length, "a record queued twice");
       assert.deepEqual(new Set(inQueues), new Set(queued), "queued records");
-      const retrying = [...l.retry.items(), ...l.waiting].map((w) => recOf.get(w)!);
+      const retrying = [...l.retry.items(), ...l.waiting].map((w) => rec(w));
       assert.deepEqual(new Set(retrying), new Set(between), "records between attempts");
       // The held keys: exactly those of the keyed records in flight or unblocked; bounded by the in-flight bound.
       const holders = new Set(l.keys.holders());
-      const want = new Set([...l.unblocked.items(), ...[...recOf].filter(([, r]) => r.lane === p && (r.state === "running" || r.state === "waiting") && r.key !== undefined).map(([w]) => w)]);
+      const want = new Set([...l.unblocked.items(), ...[...workOf].filter(([r]) => r.lane === p && (r.state === "running" || r.state === "waiting") && r.key !== undefined).map(([, w]) => w)]);
       assert.deepEqual(holders, ordering === "key" ? want : new Set(), "held keys");
       assert.equal(l.keys.size, holders.size);
       assert.ok(l.keys.size <= d.options.maxInFlightPerPartition, `${l.keys.size} keys held`);
@@ -182,16 +191,15 @@ async function run(ordering: Ordering, reader: KeyReader<M>, concurrency: number
         const offsets = o.keys.map((_, i) => from + 2 * i); // gaps between offsets
         next[o.lane] = from + 2 * o.keys.length;
         const first = l.tracker.register(offsets, next[o.lane]);
-        const works = o.keys.map((k, i) => {
-          const m: M = { key: KEYS[k] };
-          const w = new Work<M, Lane<M>>(l, m, offsets[i], first + i, d.keyHash(m));
-          recOf.set(w, model.add(o.lane, offsets[i], m.key));
-          return w;
+        const messages = o.keys.map((k): M => ({ key: KEYS[k] }));
+        const works = messages.map((m, i) => {
+          recs[o.lane].set(offsets[i], model.add(o.lane, offsets[i], m.key));
+          return new Work<M, Lane<M>>(l, m, offsets[i], first + i, d.keyHash(m));
         });
         let i = 0;
         // As Delivery.#runDirect: records start right here while the dispatcher says they may.
         while (o.direct && i < works.length && d.canStartDirect(l)) {
-          const w = works[i], r = recOf.get(w)!, outcome = o.outcomes[i];
+          const w = works[i], r = rec(w), outcome = o.outcomes[i];
           i++;
           const why = model.whyNotFirst(r);
           if (why !== undefined) errors.push(`offset ${r.offset} started directly: ${why}`);
@@ -204,12 +212,12 @@ async function run(ordering: Ordering, reader: KeyReader<M>, concurrency: number
             continue;
           }
           const kept = d.keepDirect(l, w.message, w.offset, w.handle, w.keyHash);
-          recOf.delete(w);
-          recOf.set(kept, r);
+          workOf.set(r, kept);
           if (outcome === "async") running.push(kept);
           else failed(kept);
         }
-        if (i < works.length) d.enqueue(l, works.slice(i));
+        // The rest as the delivery queues it (one run: Works made when taken), or as Works.
+        if (i < works.length) o.run ? d.enqueueRun(l, messages, offsets, first, i, works.length) : d.enqueue(l, works.slice(i));
         d.pump();
         break;
       }
@@ -226,7 +234,7 @@ async function run(ordering: Ordering, reader: KeyReader<M>, concurrency: number
       case "failForGood": { // no retry left: as RecordRunner's stop of the partition (an abandon while no time is left)
         const w = take(o.pick);
         if (!w) break;
-        const r = recOf.get(w)!;
+        const r = rec(w);
         if (!hasTime(r.lane)) {
           failed(w);
           break;
@@ -393,6 +401,70 @@ describe("Fifo against an array", () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe("ReadyQueue against an array", () => {
+  test("push, pushAll, pushRun, shift, removeIf, clear, items: the same records in the same order, each Work made right", () => {
+    type Q = { key: string };
+    const lane = { topic: "t", partition: 0, controller: new AbortController() };
+    const hash = (m: Q): number => m.key.length; // a key hash of each record, as under key ordering
+    const qop = fc.oneof(
+      fc.record({ kind: fc.constantFrom("push" as const, "pushAll" as const, "shift" as const), n: fc.integer({ min: 1, max: 40 }) }),
+      fc.record({ kind: fc.constant("pushRun" as const), n: fc.integer({ min: 0, max: 700 }), from: fc.nat(), hashed: fc.boolean() }),
+      fc.record({ kind: fc.constantFrom("removeIf" as const, "clear" as const, "items" as const), n: fc.integer({ min: 2, max: 7 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(qop, { maxLength: 40 }), (ops) => {
+        const q = new ReadyQueue<Q, typeof lane>();
+        // The model: what each queued record's Work must hold.
+        type R = { message: Q; offset: number; handle: number; keyHash: number };
+        let model: R[] = [];
+        let next = 0;
+        const fresh = (hashed: boolean): R => {
+          const message = { key: "k".repeat(1 + (next % 5)) };
+          const r = { message, offset: 3 * next, handle: 1_000 + next, keyHash: hashed ? hash(message) : -1 };
+          next++;
+          return r;
+        };
+        const view = (w: Work<Q, typeof lane>): R => ({ message: w.message, offset: w.offset, handle: w.handle, keyHash: w.keyHash });
+        const asWork = (r: R): Work<Q, typeof lane> => new Work(lane, r.message, r.offset, r.handle, r.keyHash);
+        for (const o of ops) {
+          if (o.kind === "push") {
+            for (let i = 0; i < o.n; i++) {
+              const r = fresh(false);
+              q.push(asWork(r));
+              model.push(r);
+            }
+          } else if (o.kind === "pushAll") {
+            const rs = Array.from({ length: o.n }, () => fresh(false));
+            q.pushAll(rs.map(asWork));
+            model.push(...rs);
+          } else if (o.kind === "pushRun") {
+            // A batch of n records whose [from, n) go in as one run (its handles consecutive from the batch's first).
+            const from = o.n === 0 ? 0 : o.from % (o.n + 1);
+            const rs = Array.from({ length: o.n }, () => fresh(o.hashed));
+            q.pushRun(new RecordRun<Q, typeof lane>(lane, rs.map((r) => r.message), rs.map((r) => r.offset), rs.length ? rs[0].handle : 0, from, o.n, o.hashed ? hash : undefined));
+            model.push(...rs.slice(from));
+          } else if (o.kind === "shift") {
+            for (let i = 0; i < o.n; i++) {
+              const w = q.shift();
+              const r = model.shift();
+              assert.deepEqual(w === undefined ? undefined : view(w), r);
+              if (w) assert.equal(w.lane, lane);
+            }
+          } else if (o.kind === "removeIf") {
+            const drop = (x: { offset: number }): boolean => (x.offset / 3) % o.n === 0;
+            assert.deepEqual(q.removeIf(drop).map(view), model.filter(drop));
+            model = model.filter((x) => !drop(x));
+          } else if (o.kind === "clear") assert.deepEqual(q.clear().map(view), model.splice(0));
+          else assert.deepEqual(q.items().map(view), model);
+          assert.equal(q.length, model.length);
+        }
+        assert.deepEqual(q.items().map(view), model);
+      }),
+      { numRuns: 300 },
     );
   });
 });

@@ -1,6 +1,6 @@
 /**
- * The dispatcher: which delivered record runs next. It keeps a lane per assigned
- * partition, honours the ordering mode, the worker-pool size (`concurrency`) and the
+ * The dispatcher: which delivered record runs next. Over its lanes (lane_set.ts: a lane per
+ * assigned partition, their backpressure) it honours the ordering mode, the worker-pool size (`concurrency`) and the
  * per-partition in-flight bound, and applies backpressure (backpressure.ts): a partition whose retained
  * entries reach its high mark (or any partition while the total reaches
  * `maxBuffered`) is paused, and resumed once it is at or below the low mark (and the
@@ -11,41 +11,23 @@
  *
  * @module
  */
-import type { Handle, Tracker } from "../../tracker/tracker.ts";
-import { type DispatchOptions, resolveDispatchOptions, type ResolvedDispatchOptions } from "./dispatch_options.ts";
-import { Backpressure } from "./backpressure.ts";
-import { hashString, type KeyReader } from "./distinct_keys.ts";
-import { Lane } from "./lane.ts";
+import type { Handle } from "../../tracker/tracker.ts";
+import type { DispatchOptions } from "./dispatch_options.ts";
+import type { DispatchHooks } from "./dispatch_hooks.ts";
+import type { Lane } from "./lane.ts";
 import { handOn, takeReady } from "./key_chains.ts";
-import { abandonWork, drainLeft, stopLane, waitWithin } from "./lane_drain.ts";
+import { abandonWork, drainLeft, waitWithin } from "./lane_drain.ts";
+import { LaneSet } from "./lane_set.ts";
+import { RecordRun } from "./ready_queue.ts";
 import { Work } from "./work.ts";
 
+export type { DispatchHooks } from "./dispatch_hooks.ts";
 export { type DispatchOptions, type Ordering, resolveDispatchOptions, type ResolvedDispatchOptions } from "./dispatch_options.ts";
 export { Fifo } from "./fifo.ts";
 export { Lane } from "./lane.ts";
+export { LaneSet } from "./lane_set.ts";
+export { ReadyQueue, RecordRun } from "./ready_queue.ts";
 export { Work } from "./work.ts";
-
-/** What the dispatcher calls back. */
-export interface DispatchHooks<M> {
-  /** Starts an attempt of `work` (the dispatcher already counted it as running). */
-  start(work: Work<M, Lane<M>>): void;
-  /** Pause fetching the lane's partition. */
-  pause(lane: Lane<M>, reason: "high-water-mark" | "max-buffered"): void;
-  /** Resume fetching the lane's partition. */
-  resume(lane: Lane<M>): void;
-  /** A new lane's record signal, before any record of it starts (`ConsumerClient.recordSignal`). */
-  recordSignal?(signal: AbortSignal): void;
-  /** A lane was added (the user's pauses apply to it). */
-  added?(lane: Lane<M>): void;
-  /** The rate limit (`rateLimit`): every attempt needs its `ready()`, then takes a token with `took()`. */
-  readonly gate?: { ready(): boolean; took(): void; stop(): void };
-  /**
-   * `key` ordering: where records' keys are read (the client): {@link Dispatcher.keyHash}
-   * from its `keyHashOf` when it has one, else from `keyOf`; the keys themselves only when
-   * two records' hashes are equal. Without it no record has a key.
-   */
-  readonly keys?: KeyReader<M>;
-}
 
 /**
  * Chooses the next record to run, round-robin over partitions.
@@ -64,23 +46,10 @@ export interface DispatchHooks<M> {
  * d.pump();
  * ```
  */
-export class Dispatcher<M> {
-  /** The validated options. */
-  readonly options: ResolvedDispatchOptions;
-  readonly #hooks: DispatchHooks<M>;
-  readonly #lanes = new Map<string, Map<number, Lane<M>>>();
-  #order: Lane<M>[] = [];
-  #cursor = 0;
+export class Dispatcher<M> extends LaneSet<M> {
   #running = 0;
-  readonly #backpressure: Backpressure<M>;
   #pumping = false;
   #halted = false;
-  readonly #keys: KeyReader<M> | undefined;
-  readonly #hashed: boolean;
-  readonly #same = (a: Work<M, Lane<M>>, b: Work<M, Lane<M>>): boolean => {
-    const keys = this.#keys!;
-    return (a.key ??= keys.keyOf(a.message)) === (b.key ??= keys.keyOf(b.message));
-  };
 
   /**
    * A dispatcher with no lanes yet.
@@ -89,95 +58,12 @@ export class Dispatcher<M> {
    * @throws {InvalidArgumentError} for bad options
    */
   constructor(options: DispatchOptions, hooks: DispatchHooks<M>) {
-    this.options = resolveDispatchOptions(options);
-    this.#hooks = hooks;
-    this.#keys = this.options.ordering === "key" ? hooks.keys : undefined;
-    this.#hashed = typeof this.#keys?.keyHashOf === "function";
-    this.#backpressure = new Backpressure<M>(this.options, () => this.#order, hooks);
-  }
-
-  /**
-   * A record's key hash for its {@link Work} (`keyHash`): an integer in [0, 2^30), equal for
-   * equal keys; -1 for a record without a key, and for every record unless the ordering is
-   * `key` and {@link DispatchHooks.keys} is given.
-   */
-  keyHash(message: M): number {
-    const keys = this.#keys;
-    if (keys === undefined) return -1;
-    if (this.#hashed) {
-      const h = keys.keyHashOf!(message);
-      return h === undefined ? -1 : h & 0x3fffffff;
-    }
-    const k = keys.keyOf(message);
-    return k === undefined ? -1 : hashString(k) & 0x3fffffff;
-  }
-
-  /** Whether records have keys ({@link keyHash} is worth calling): `key` ordering with {@link DispatchHooks.keys}. */
-  get keyed(): boolean {
-    return this.#keys !== undefined;
+    super(options, hooks);
   }
 
   /** Handler calls running now. */
   get running(): number {
     return this.#running;
-  }
-
-  /** Retained entries over all lanes (as last read). */
-  get retained(): number {
-    return this.#backpressure.retained;
-  }
-
-  /** Every lane of the current assignment. */
-  lanes(): readonly Lane<M>[] {
-    return this.#order;
-  }
-
-  /** The lane of a partition, if assigned. */
-  lane(topic: string, partition: number): Lane<M> | undefined {
-    return this.#lanes.get(topic)?.get(partition);
-  }
-
-  /** Adds a lane for a newly assigned partition. */
-  addLane(topic: string, partition: number, tracker: Tracker): Lane<M> {
-    let byPartition = this.#lanes.get(topic);
-    if (!byPartition) this.#lanes.set(topic, byPartition = new Map());
-    const old = byPartition.get(partition);
-    if (old) this.removeLane(old);
-    const lane = new Lane<M>(topic, partition, tracker, this.#same);
-    this.#hooks.recordSignal?.(lane.controller.signal);
-    byPartition.set(partition, lane);
-    this.#order.push(lane);
-    this.#hooks.added?.(lane);
-    return lane;
-  }
-
-  /**
-   * Ends a lane: drops its queued records and retry timers, aborts its signal. Records
-   * already running finish on their own (their completions are then rejected by the
-   * revoked tracker). Returns the dropped records.
-   */
-  removeLane(lane: Lane<M>): Work<M, Lane<M>>[] {
-    if (lane.ended) return [];
-    lane.ended = true; // first: stopLane then drops its retries too
-    const dropped = this.stopLane(lane, "draining");
-    this.#lanes.get(lane.topic)?.delete(lane.partition);
-    if (this.#lanes.get(lane.topic)?.size === 0) this.#lanes.delete(lane.topic);
-    const i = this.#order.indexOf(lane);
-    if (i >= 0) this.#order.splice(i, 1);
-    if (this.#cursor >= this.#order.length) this.#cursor = 0;
-    this.#backpressure.removed(lane);
-    lane.controller.abort(new Error(`partition ${lane.topic}/${lane.partition} is no longer assigned`));
-    this.#backpressure.checkTotal();
-    return dropped;
-  }
-
-  /**
-   * Stops dispatching a lane: `draining` (a revoke or a shutdown, until `until`) keeps what
-   * is below the highest offset started and the retries that fit the deadline; `stopped`
-   * drops everything queued (lane_drain.ts). Returns the dropped records.
-   */
-  stopLane(lane: Lane<M>, state: "draining" | "stopped", until = 0, keepBelowStarted = true): Work<M, Lane<M>>[] {
-    return stopLane(lane, state, until, keepBelowStarted, this.options.ordering);
   }
 
   /**
@@ -188,19 +74,28 @@ export class Dispatcher<M> {
     lane.ready.pushAll(works);
   }
 
+  /**
+   * Queues the records `[from, end)` of a batch (already registered in the lane's tracker,
+   * `first` the handle of `messages[0]`), in delivery order, as one run: each record's
+   * {@link Work} (and under `key` ordering its key hash) is made only when it is taken.
+   */
+  enqueueRun(lane: Lane<M>, messages: readonly M[], offsets: ArrayLike<number>, first: number, from: number, end: number): void {
+    lane.ready.pushRun(new RecordRun<M, Lane<M>>(lane, messages, offsets, first, from, end, this.keys.hashOf));
+  }
+
   /** Starts records while workers are free and some partition has a runnable record. */
   pump(): void {
     if (this.#pumping || this.#halted || this.held) return; // a completion inside start() re-enters: the outer loop continues
     this.#pumping = true;
     try {
       const max = this.options.concurrency;
-      const gate = this.#hooks.gate;
+      const gate = this.hooks.gate;
       while (this.#running < max) {
         if (gate !== undefined && !gate.ready()) break; // it pumps again once a token is due
         const w = this.#next();
         if (!w) break;
         gate?.took();
-        this.#hooks.start(w);
+        this.hooks.start(w);
       }
     } finally {
       this.#pumping = false;
@@ -240,7 +135,7 @@ export class Dispatcher<M> {
   canStartDirect(lane: Lane<M>): boolean {
     return lane.state === "active" && !lane.userPaused && this.#running < this.options.concurrency &&
       lane.inFlight < this.options.maxInFlightPerPartition && lane.ready.length === 0 && lane.retry.length === 0 &&
-      lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping && (this.#hooks.gate?.ready() ?? true);
+      lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping && (this.hooks.gate?.ready() ?? true);
   }
 
   /**
@@ -249,7 +144,7 @@ export class Dispatcher<M> {
    * for all of them, and no rate limit (whose tokens are taken one start at a time).
    */
   canStartDirectBatch(lane: Lane<M>, n: number): boolean {
-    return this.#hooks.gate === undefined && lane.state === "active" && !lane.userPaused &&
+    return this.hooks.gate === undefined && lane.state === "active" && !lane.userPaused &&
       this.#running + n <= this.options.concurrency && lane.inFlight + n <= this.options.maxInFlightPerPartition &&
       lane.ready.length === 0 && lane.retry.length === 0 && lane.keys.size === 0 && !this.held && !this.#halted && !this.#pumping;
   }
@@ -262,7 +157,7 @@ export class Dispatcher<M> {
    * {@link attemptEnded} and {@link settle}.
    */
   beginDirect(lane: Lane<M>, offset: number): void {
-    this.#hooks.gate?.took();
+    this.hooks.gate?.took();
     lane.inFlight++;
     if (offset > lane.maxStarted) lane.maxStarted = offset;
     lane.active++;
@@ -310,16 +205,16 @@ export class Dispatcher<M> {
   /** Stops starting records (shutdown). */
   halt(): void {
     this.#halted = true;
-    this.#hooks.gate?.stop();
+    this.hooks.gate?.stop();
   }
 
   #next(): Work<M, Lane<M>> | undefined {
-    const order = this.#order;
+    const order = this.order;
     const n = order.length;
     const perLane = this.options.maxInFlightPerPartition;
     const byKey = this.options.ordering === "key";
     for (let i = 0; i < n; i++) {
-      const idx = (this.#cursor + i) % n;
+      const idx = (this.cursor + i) % n;
       const lane = order[idx];
       if (lane.state === "stopped" || lane.userPaused) continue; // draining lanes still run what their drain kept
       let w = lane.retry.shift();
@@ -330,7 +225,7 @@ export class Dispatcher<M> {
         lane.inFlight++;
         if (w.offset > lane.maxStarted) lane.maxStarted = w.offset;
       }
-      this.#cursor = (idx + 1) % n;
+      this.cursor = (idx + 1) % n;
       w.attempt++;
       lane.active++;
       this.#running++;
@@ -420,12 +315,12 @@ export class Dispatcher<M> {
   #mayStartNow(lane: Lane<M>): boolean {
     return !this.#pumping && !this.held && !this.#halted && this.#running < this.options.concurrency &&
       lane.inFlight < this.options.maxInFlightPerPartition && lane.state !== "stopped" && !lane.userPaused &&
-      lane.retry.length === 0 && lane.unblocked.length === 0 && (this.#hooks.gate?.ready() ?? true);
+      lane.retry.length === 0 && lane.unblocked.length === 0 && (this.hooks.gate?.ready() ?? true);
   }
 
   /** Starts `w` of `lane` now, as {@link pump} would (a completion inside its start pumps no deeper: the caller's pump follows). */
   #startNow(lane: Lane<M>, w: Work<M, Lane<M>>): void {
-    this.#hooks.gate?.took();
+    this.hooks.gate?.took();
     lane.inFlight++;
     if (w.offset > lane.maxStarted) lane.maxStarted = w.offset;
     w.attempt++;
@@ -433,27 +328,9 @@ export class Dispatcher<M> {
     this.#running++;
     this.#pumping = true;
     try {
-      this.#hooks.start(w);
+      this.hooks.start(w);
     } finally {
       this.#pumping = false;
     }
-  }
-
-  /**
-   * Records the lane's retained entries (read from its tracker) and pauses or resumes
-   * it (see backpressure.ts).
-   */
-  setRetained(lane: Lane<M>, retained: number): void {
-    this.#backpressure.setRetained(lane, retained);
-  }
-
-  /** Whether the lane's retained count should be re-read after a completion that advanced. */
-  wantsRetained(lane: Lane<M>): boolean {
-    return this.#backpressure.wantsRetained(lane);
-  }
-
-  /** Pauses a lane outside backpressure (stopped partitions); it is not resumed by the marks. */
-  markPaused(lane: Lane<M>): void {
-    this.#backpressure.markPaused(lane);
   }
 }

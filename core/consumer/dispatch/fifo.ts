@@ -40,6 +40,11 @@ export class Fifo<T> {
     this.#size += n;
   }
 
+  /** The oldest item, left in place. */
+  peek(): T | undefined {
+    return this.#size === 0 ? undefined : this.#items[this.#head];
+  }
+
   /** Removes and returns the oldest item. */
   shift(): T | undefined {
     if (this.#size === 0) return undefined;

@@ -14,6 +14,7 @@ import type { CompletedSet } from "../../tracker/completed_set/mod.ts";
 import type { Tracker } from "../../tracker/tracker.ts";
 import { Fifo } from "./fifo.ts";
 import { HeldKeys } from "./held_keys.ts";
+import { ReadyQueue } from "./ready_queue.ts";
 import type { Work } from "./work.ts";
 
 /** A partition of the current assignment inside the dispatcher. */
@@ -52,8 +53,11 @@ export class Lane<M> implements TopicPartition {
   lastCommitLatencyMs: number | undefined;
   /** Aborted when the lane ends (or the shutdown grace expires). */
   readonly controller: AbortController = new AbortController();
-  /** Records waiting to run, in delivery order (under `key` ordering, keys not looked at yet). */
-  readonly ready: Fifo<Work<M, Lane<M>>> = new Fifo<Work<M, Lane<M>>>();
+  /**
+   * Records waiting to run, in delivery order (under `key` ordering, keys not looked at yet);
+   * a delivered batch's records get their `Work` only as they are taken (ready_queue.ts).
+   */
+  readonly ready: ReadyQueue<M, Lane<M>> = new ReadyQueue<M, Lane<M>>();
   /** Records whose retry delay passed: they run before `ready`. */
   readonly retry: Fifo<Work<M, Lane<M>>> = new Fifo<Work<M, Lane<M>>>();
   /**

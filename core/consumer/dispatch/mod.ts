@@ -7,6 +7,7 @@
  * @module
  */
 export * from "./backpressure.ts";
+export * from "./dispatch_hooks.ts";
 export * from "./dispatch_options.ts";
 export * from "./dispatcher.ts";
 export * from "./distinct_keys.ts";
@@ -15,6 +16,9 @@ export * from "./held_keys.ts";
 export * from "./key_chains.ts";
 export * from "./lane.ts";
 export * from "./lane_drain.ts";
+export * from "./lane_set.ts";
 export * from "./log_end.ts";
 export * from "./partition_key.ts";
+export * from "./ready_queue.ts";
+export * from "./record_keys.ts";
 export * from "./work.ts";

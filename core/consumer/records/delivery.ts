@@ -2,9 +2,10 @@
  * Delivery: a batch from the client is registered whole in its partition's tracker, then
  * its records are skipped (an earlier owner's claim calls them finished), run right here
  * (the direct start, while a record may start without queueing), or queued for the
- * dispatcher. This is the hot path: nothing in it allocates per record beyond the
- * record's {@link Work} (queued records) or its two-field {@link DirectContext} (records
- * started here; one still in flight when its handler returns gets its `Work` then).
+ * dispatcher. This is the hot path: nothing in it allocates per record beyond a two-field
+ * {@link DirectContext} (records started here; one still in flight when its handler returns
+ * gets its `Work` then). Queued records wait as one run of the batch; each gets its `Work`
+ * when the dispatcher takes it (dispatch/ready_queue.ts).
  *
  * @module
  */
@@ -132,16 +133,8 @@ export class Delivery<M> {
           : this.#directBatches !== undefined
           ? this.#directBatches.run(lane, messages, offsets, first, count)
           : 0;
-        if (from < count && lane.state === "active") {
-          const works = new Array<Work<M, Lane<M>>>(count - from);
-          const d = this.#dispatcher;
-          const keyed = this.#keyed;
-          for (let i = from; i < count; i++) {
-            const m = messages[i];
-            works[i - from] = new Work(lane, m, offsets[i], first + i, keyed ? d.keyHash(m) : -1);
-          }
-          this.#dispatcher.enqueue(lane, works);
-        }
+        // The rest waits as one run: a record's Work is made when it is taken.
+        if (from < count && lane.state === "active") this.#dispatcher.enqueueRun(lane, messages, offsets, first, from, count);
       }
     }
     this.#dispatcher.pump(); // synchronous handlers may finish the whole batch right here
@@ -223,12 +216,9 @@ export class Delivery<M> {
         records.attemptFailed(d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1), error);
         continue;
       }
-      if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
-        const work = d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1);
-        (result as PromiseLike<unknown>).then(
-          () => records.attemptOk(work),
-          (error: unknown) => records.attemptFailed(work, error),
-        );
+      const then = result !== null && typeof result === "object" ? (result as PromiseLike<unknown>).then : undefined;
+      if (typeof then === "function") {
+        records.settlers.watch(d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1), result as PromiseLike<unknown>, then);
       } else {
         d.endDirect(lane);
         done[k++] = handle;

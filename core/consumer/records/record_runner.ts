@@ -15,38 +15,13 @@ import type { EventHub } from "../port/mod.ts";
 import { type ResolvedRetryPolicy, backoffDelay, canRetry } from "./retry.ts";
 import { retryDelay } from "./retry_after.ts";
 import type { StuckRecordError, StuckWatch } from "./stuck.ts";
+import { Settlers } from "./settlers.ts";
 import type { Handler, RecordContext, TransactionalContext } from "./record_context.ts";
 import { checkOutput, type OutputRecord } from "../port/mod.ts";
 import { type RecordTracing, type TraceSpan, traceHeaders, tracedOutput } from "../port/mod.ts";
-import { InvalidArgumentError, OffsetFrontierError } from "../../errors.ts";
+import { InvalidArgumentError } from "../../errors.ts";
+import { PartitionStoppedError } from "./partition_stopped.ts";
 import { Completion } from "../../tracker/engine.ts";
-
-/** A record failed for good under `onExhausted: "stop"` (or its dead letter could not be produced): its partition stopped. */
-export class PartitionStoppedError extends OffsetFrontierError {
-  /** Topic of the failed record. */
-  readonly topic: string;
-  /** Partition that stopped. */
-  readonly partition: number;
-  /** Offset of the failed record: the partition's safe position stays at or below it. */
-  readonly offset: number;
-  /** The handler's (or the dead-letter producer's) last error. */
-  override readonly cause: unknown;
-  /**
-   * The error of a partition stopped at `offset`.
-   * @param topic topic
-   * @param partition partition
-   * @param offset offset of the failed record
-   * @param cause last error
-   */
-  constructor(topic: string, partition: number, offset: number, cause: unknown) {
-    const why = cause instanceof Error ? cause.message : String(cause);
-    super(`partition ${topic}/${partition} stopped: the record at offset ${offset} failed for good (${why})`);
-    this.topic = topic;
-    this.partition = partition;
-    this.offset = offset;
-    this.cause = cause;
-  }
-}
 
 /** What a {@link RecordRunner} reads and drives. */
 export interface RecordInputs<M> {
@@ -95,6 +70,11 @@ export class RecordRunner<M> {
   readonly #stuck: StuckWatch<M> | undefined;
   readonly #batch: BatchCollector<M> | undefined;
   #tracing: RecordTracing<M> | undefined;
+  /** Where a handler's promise is watched (settlers.ts). */
+  readonly settlers: Settlers<Work<M, Lane<M>>> = new Settlers<Work<M, Lane<M>>>({
+    ok: (work) => this.attemptOk(work),
+    failed: (work, error) => this.attemptFailed(work, error),
+  });
 
   /**
    * A runner over `inputs`.
@@ -159,14 +139,11 @@ export class RecordRunner<M> {
       this.attemptFailed(work, error);
       return;
     }
-    if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
-      (result as PromiseLike<unknown>).then(
-        () => this.attemptOk(work),
-        (error: unknown) => this.attemptFailed(work, error),
-      );
-    } else {
-      this.attemptOk(work);
+    if (result !== null && typeof result === "object") {
+      const then = (result as PromiseLike<unknown>).then;
+      if (typeof then === "function") return this.settlers.watch(work, result as PromiseLike<unknown>, then);
     }
+    this.attemptOk(work);
   }
 
   /**
