@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { Settlers } from "../../core/consumer/records/settlers.ts";
+import { onSettled, Settlers, thenOf } from "../../core/consumer/records/settlers.ts";
 
 type Kind = "resolve" | "reject" | "subclass" | "twice" | "bothWays" | "thenThrows";
 class SubPromise<T> extends Promise<T> {}
@@ -84,5 +84,32 @@ describe("settlers", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  // The traced and exactly-once attempts settle through onSettled (their callbacks carry a span
+  // or staged outputs): the same guard as the pooled path's.
+  test("onSettled: one end per attempt, the first one, whatever the thenable does", async () => {
+    const cases: Array<[string, PromiseLike<unknown> | (() => PromiseLike<unknown>), "ok" | "failed"]> = [
+      ["resolved", Promise.resolve(1), "ok"],
+      ["rejected", () => Promise.reject(new Error("no")), "failed"], // made when watched: never unhandled
+      ["subclass", SubPromise.resolve(1), "ok"],
+      ["twice", { then: (ok: (v: unknown) => void) => (ok(1), ok(2)) } as PromiseLike<unknown>, "ok"],
+      ["both ways", { then: (ok: (v: unknown) => void, no: (e: unknown) => void) => (ok(1), no(2)) } as PromiseLike<unknown>, "ok"],
+      ["fails, then ok", { then: (ok: (v: unknown) => void, no: (e: unknown) => void) => (no(1), ok(2)) } as PromiseLike<unknown>, "failed"],
+      ["then throws", { then: () => { throw new Error("then"); } } as unknown as PromiseLike<unknown>, "failed"],
+      ["calls back, then throws", { then: (ok: (v: unknown) => void) => { ok(1); throw new Error("late"); } } as unknown as PromiseLike<unknown>, "ok"],
+    ];
+    for (const [name, made, expected] of cases) {
+      const result = typeof made === "function" ? made() : made;
+      const ends: string[] = [];
+      const then = thenOf(result);
+      assert.ok(then !== undefined, name);
+      onSettled(result, then, () => ends.push("ok"), () => ends.push("failed"));
+      await new Promise((r) => setTimeout(r, 0));
+      assert.deepEqual(ends, [expected], name);
+    }
+    assert.equal(thenOf(null), undefined);
+    assert.equal(thenOf({ then: 1 }), undefined);
+    assert.equal(thenOf(5), undefined);
   });
 });

@@ -12,6 +12,7 @@
 import type { ConsumerClient, DeliveredBatch } from "../port/mod.ts";
 import type { CommitScheduler } from "../commits/mod.ts";
 import { DirectContext } from "./direct_context.ts";
+import { thenOf } from "./settlers.ts";
 import type { DirectBatches } from "./direct_batch.ts";
 import { type Dispatcher, type Lane, Work } from "../dispatch/mod.ts";
 import type { ConsumerLife } from "../port/mod.ts";
@@ -216,8 +217,8 @@ export class Delivery<M> {
         records.attemptFailed(d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1), error);
         continue;
       }
-      const then = result !== null && typeof result === "object" ? (result as PromiseLike<unknown>).then : undefined;
-      if (typeof then === "function") {
+      const then = thenOf(result);
+      if (then !== undefined) {
         records.settlers.watch(d.keepDirect(lane, m, offset, handle, this.#keyed ? d.keyHash(m) : -1), result as PromiseLike<unknown>, then);
       } else {
         d.endDirect(lane);

@@ -15,7 +15,7 @@ import type { EventHub } from "../port/mod.ts";
 import { type ResolvedRetryPolicy, backoffDelay, canRetry } from "./retry.ts";
 import { retryDelay } from "./retry_after.ts";
 import type { StuckRecordError, StuckWatch } from "./stuck.ts";
-import { Settlers } from "./settlers.ts";
+import { onSettled, Settlers, thenOf } from "./settlers.ts";
 import type { Handler, RecordContext, TransactionalContext } from "./record_context.ts";
 import { checkOutput, type OutputRecord } from "../port/mod.ts";
 import { type RecordTracing, type TraceSpan, traceHeaders, tracedOutput } from "../port/mod.ts";
@@ -128,9 +128,9 @@ export class RecordRunner<M> {
         failed(error);
         return;
       }
-      if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
-        (result as PromiseLike<unknown>).then(ok, failed);
-      } else ok();
+      const then = thenOf(result);
+      if (then !== undefined) onSettled(result as PromiseLike<unknown>, then, ok, failed);
+      else ok();
       return;
     }
     try {
@@ -139,10 +139,8 @@ export class RecordRunner<M> {
       this.attemptFailed(work, error);
       return;
     }
-    if (result !== null && typeof result === "object") {
-      const then = (result as PromiseLike<unknown>).then;
-      if (typeof then === "function") return this.settlers.watch(work, result as PromiseLike<unknown>, then);
-    }
+    const then = thenOf(result);
+    if (then !== undefined) return this.settlers.watch(work, result as PromiseLike<unknown>, then);
     this.attemptOk(work);
   }
 
@@ -164,7 +162,7 @@ export class RecordRunner<M> {
       };
       context = { topic: work.topic, partition: work.partition, offset: work.offset, attempt: work.attempt, signal: work.signal, send } as TransactionalContext;
     }
-    let result: unknown, threw = false, thrown: unknown;
+    let result: unknown, threw = false, thrown: unknown, then: PromiseLike<unknown>["then"] | undefined;
     span.run(() => {
       try {
         result = this.#handler(work.message, context);
@@ -180,8 +178,10 @@ export class RecordRunner<M> {
     if (threw) {
       open = false;
       this.attemptFailed(work, thrown);
-    } else if (result !== null && typeof result === "object" && typeof (result as PromiseLike<unknown>).then === "function") {
-      (result as PromiseLike<unknown>).then(
+    } else if ((then = thenOf(result)) !== undefined) {
+      onSettled(
+        result as PromiseLike<unknown>,
+        then,
         () => ((open = false), this.attemptOk(work, staged)),
         (error: unknown) => ((open = false), this.attemptFailed(work, error)),
       );
@@ -400,3 +400,4 @@ function endSpan<M>(work: Work<M, Lane<M>>): void {
   work.span = undefined;
   span.end();
 }
+

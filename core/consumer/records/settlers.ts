@@ -12,6 +12,48 @@
 
 const nativeThen = Promise.prototype.then;
 
+/** `result`'s `then` when it is a thenable (read once: a getter may answer differently twice). */
+export function thenOf(result: unknown): PromiseLike<unknown>["then"] | undefined {
+  if (result === null || typeof result !== "object") return undefined;
+  const then = (result as PromiseLike<unknown>).then;
+  return typeof then === "function" ? then : undefined;
+}
+
+/**
+ * Runs `ok` or `failed` once `result` (whose `then` is `then`) settled, and only once: a native
+ * promise calls back exactly once; any other thenable gets guards, so that only its first call
+ * back counts, and a `then` that throws is a failure.
+ *
+ * @example
+ * ```ts
+ * import { onSettled } from "./settlers.ts";
+ * const twice = { then: (ok: () => void) => { ok(); ok(); } };
+ * let ends = 0;
+ * onSettled(twice, twice.then, () => ends++, () => ends++); // ends === 1
+ * ```
+ */
+export function onSettled(
+  result: PromiseLike<unknown>,
+  then: PromiseLike<unknown>["then"],
+  ok: () => void,
+  failed: (error: unknown) => void,
+): void {
+  if (then === nativeThen && result instanceof Promise) {
+    nativeThen.call(result, ok, failed);
+    return;
+  }
+  let called = false;
+  try {
+    then.call(result, () => {
+      if (!called) (called = true, ok());
+    }, (error: unknown) => {
+      if (!called) (called = true, failed(error));
+    });
+  } catch (error) {
+    if (!called) (called = true, failed(error));
+  }
+}
+
 /** What is done once a record's promise settled. */
 export interface SettleEnds<W> {
   /** The attempt of `work` succeeded. */
@@ -58,19 +100,8 @@ export class Settlers<W> {
       nativeThen.call(result, s.ok, s.failed);
       return;
     }
-    // Any other thenable: closures of its own, and only its first call back counts (a `then`
-    // that throws is a failed attempt).
     const ends = this.#ends;
-    let called = false;
-    try {
-      then.call(result, () => {
-        if (!called) (called = true, ends.ok(work));
-      }, (error: unknown) => {
-        if (!called) (called = true, ends.failed(work, error));
-      });
-    } catch (error) {
-      if (!called) (called = true, ends.failed(work, error));
-    }
+    onSettled(result, then, () => ends.ok(work), (error: unknown) => ends.failed(work, error));
   }
 
   /** Settlers made so far: at most as many as records were pending on native promises at once. */
