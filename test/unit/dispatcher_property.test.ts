@@ -327,48 +327,70 @@ describe("dispatcher against a reference model", () => {
 });
 
 describe("HeldKeys against a Map", () => {
-  test("add, take, get, replace, delete with colliding hashes, past its first size", () => {
-    type H = { keyHash: number; key: string };
-    const kop = fc.record({ kind: fc.constantFrom("add", "take", "get", "replace", "delete"), key: fc.integer({ min: 0, max: 40 }) });
-    fc.assert(
-      fc.property(fc.array(kop, { maxLength: 200 }), (ops) => {
-        const table = new HeldKeys<H>((a, b) => a.key === b.key);
-        const model = new Map<string, H>();
-        for (const o of ops) {
-          const key = `k${o.key}`;
-          const w: H = { key, keyHash: o.key % 3 }; // three hashes for 41 keys: many collisions
-          const held = model.get(key);
-          switch (o.kind) {
-            case "add":
-              if (held === undefined) table.add(w), model.set(key, w);
-              break;
-            case "take":
-              assert.equal(table.take(w), held);
-              if (held === undefined) model.set(key, w);
-              break;
-            case "get":
-              assert.equal(table.get(w), held);
-              break;
-            case "replace":
-              if (held !== undefined) {
-                const next: H = { key, keyHash: held.keyHash };
-                assert.equal(table.replace(held, next), true);
-                assert.equal(table.replace(held, next), false, "no longer held");
-                model.set(key, next);
-              }
-              break;
-            case "delete":
-              assert.equal(table.delete(w), false, "a record that holds nothing");
-              if (held !== undefined) assert.equal(table.delete(held), true), model.delete(key);
-              break;
+  type H = { keyHash: number; key: string };
+  /** Runs `ops` on a table and a Map side by side, `hash` giving each key's hash; checks them equal after every step. Returns the most keys held at once. */
+  const againstMap = (ops: readonly { kind: string; key: number }[], hash: (key: number) => number): number => {
+    let most = 0;
+    const table = new HeldKeys<H>((a, b) => a.key === b.key);
+    const model = new Map<string, H>();
+    for (const o of ops) {
+      const key = `k${o.key}`;
+      const w: H = { key, keyHash: hash(o.key) };
+      const held = model.get(key);
+      switch (o.kind) {
+        case "add":
+          if (held === undefined) table.add(w), model.set(key, w);
+          break;
+        case "take":
+          assert.equal(table.take(w), held);
+          if (held === undefined) model.set(key, w);
+          break;
+        case "get":
+          assert.equal(table.get(w), held);
+          break;
+        case "replace":
+          if (held !== undefined) {
+            const next: H = { key, keyHash: held.keyHash };
+            assert.equal(table.replace(held, next), true);
+            assert.equal(table.replace(held, next), false, "no longer held");
+            model.set(key, next);
           }
-          assert.equal(table.size, model.size);
-          assert.deepEqual(new Set(table.holders()), new Set(model.values()));
-          for (const h of model.values()) assert.equal(table.get({ key: h.key, keyHash: h.keyHash }), h), assert.ok(table.holds(h));
-        }
+          break;
+        case "delete":
+          assert.equal(table.delete(w), false, "a record that holds nothing");
+          if (held !== undefined) assert.equal(table.delete(held), true), model.delete(key);
+          break;
+      }
+      assert.equal(table.size, model.size);
+      assert.deepEqual(new Set(table.holders()), new Set(model.values()));
+      for (const h of model.values()) assert.equal(table.get({ key: h.key, keyHash: h.keyHash }), h), assert.ok(table.holds(h));
+      most = Math.max(most, model.size);
+    }
+    return most;
+  };
+  const kind = fc.constantFrom("add", "take", "get", "replace", "delete");
+
+  test("add, take, get, replace, delete with colliding hashes, past its first size", () => {
+    const kop = fc.record({ kind, key: fc.integer({ min: 0, max: 40 }) });
+    // three hashes for 41 keys: many collisions
+    fc.assert(fc.property(fc.array(kop, { maxLength: 200 }), (ops) => void againstMap(ops, (k) => k % 3)), { numRuns: 300 });
+  });
+
+  test("the same past 1,024 slots (an eighth full below, half above), with spread and with clustered hashes", () => {
+    // Mostly takes, so that more than 128 keys are held at once and the table grows past the
+    // size where it stops keeping 8 slots a key.
+    const grow = fc.record({ kind: fc.constantFrom("take", "take", "take", "add", "get", "replace", "delete"), key: fc.integer({ min: 0, max: 700 }) });
+    const spread = (k: number): number => Math.imul(k, 0x2545f491) & 0x3fffffff;
+    const clustered = (k: number): number => k % 64; // runs of neighbouring home slots
+    let past = 0; // runs that held more than 128 keys at once
+    fc.assert(
+      fc.property(fc.array(grow, { minLength: 300, maxLength: 1500 }), (ops) => {
+        if (againstMap(ops, spread) > 128) past++;
+        againstMap(ops, clustered);
       }),
-      { numRuns: 300 },
+      { numRuns: 20 },
     );
+    assert.ok(past > 0, "no run held more than 128 keys: the table never grew past 1,024 slots");
   });
 });
 
