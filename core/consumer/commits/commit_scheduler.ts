@@ -156,11 +156,15 @@ export class CommitScheduler {
   notify(): void {
     if (!this.#running || this.#mode !== "eager" || this.#soon !== undefined || this.#lastFailed) return;
     if (this.#inflight) return; // the in-flight commit re-checks when it returns
-    this.#soon = setTimeout(() => {
-      this.#soon = undefined;
-      void this.#commitOnce();
-    }, 0);
+    this.#soon = setTimeout(this.#onSoon, 0);
   }
+
+  // Made once: a closure written in notify() would make every call of it (one per completion
+  // that advances) allocate a context for `this`, whether the timer is set or not.
+  readonly #onSoon = (): void => {
+    this.#soon = undefined;
+    void this.#commitOnce();
+  };
 
   /**
    * Adds final commits of ended assignments (from {@link Frontier.revoke}) to the next

@@ -102,39 +102,20 @@ export class RecordRunner<M> {
     if (this.#batch) this.#batch.tracing = tracing;
   }
 
-  /** Calls the handler for `work` (the dispatcher's `start`): its settling ends the attempt, as {@link attemptOk} or {@link attemptFailed}. */
+  /**
+   * Calls the handler for `work` (the dispatcher's `start`): its settling ends the attempt, as {@link attemptOk} or {@link attemptFailed}.
+   * No closure is made here (exactly-once and tracing have methods of their own): a closure
+   * over `work` would make every call allocate a context for it, whichever branch runs.
+   */
   start(work: Work<M, Lane<M>>): void {
     this.#stuck?.started(work);
     work.running = true;
     if (this.#batch) return this.#batch.add(work); // its batch's result ends the attempt
     if (this.#tracing !== undefined) return this.#startTraced(work, this.#tracing);
+    if (this.#tx) return this.#startTransactional(work);
     let result: unknown;
-    let context: RecordContext = work;
-    if (this.#tx) {
-      // This attempt's outputs, kept only if it succeeds.
-      const staged: OutputRecord[] = [];
-      let open = true;
-      const send = (...records: OutputRecord[]): void => {
-        if (!open) throw new InvalidArgumentError(`send() after the handler of ${work.topic}/${work.partition}@${work.offset} settled`);
-        for (const r of records) staged.push(checkOutput(r));
-      };
-      const end = (): void => void (open = false);
-      context = { topic: work.topic, partition: work.partition, offset: work.offset, attempt: work.attempt, signal: work.signal, send } as TransactionalContext;
-      const ok = (): void => (end(), this.attemptOk(work, staged));
-      const failed = (error: unknown): void => (end(), this.attemptFailed(work, error));
-      try {
-        result = this.#handler(work.message, context);
-      } catch (error) {
-        failed(error);
-        return;
-      }
-      const then = thenOf(result);
-      if (then !== undefined) onSettled(result as PromiseLike<unknown>, then, ok, failed);
-      else ok();
-      return;
-    }
     try {
-      result = this.#handler(work.message, context);
+      result = this.#handler(work.message, work);
     } catch (error) {
       this.attemptFailed(work, error);
       return;
@@ -142,6 +123,31 @@ export class RecordRunner<M> {
     const then = thenOf(result);
     if (then !== undefined) return this.settlers.watch(work, result as PromiseLike<unknown>, then);
     this.attemptOk(work);
+  }
+
+  /** {@link start} in exactly-once mode: the handler's context gains `send`, whose outputs are kept only if the attempt succeeds. */
+  #startTransactional(work: Work<M, Lane<M>>): void {
+    // This attempt's outputs, kept only if it succeeds.
+    const staged: OutputRecord[] = [];
+    let open = true;
+    const send = (...records: OutputRecord[]): void => {
+      if (!open) throw new InvalidArgumentError(`send() after the handler of ${work.topic}/${work.partition}@${work.offset} settled`);
+      for (const r of records) staged.push(checkOutput(r));
+    };
+    const end = (): void => void (open = false);
+    const context = { topic: work.topic, partition: work.partition, offset: work.offset, attempt: work.attempt, signal: work.signal, send } as TransactionalContext;
+    const ok = (): void => (end(), this.attemptOk(work, staged));
+    const failed = (error: unknown): void => (end(), this.attemptFailed(work, error));
+    let result: unknown;
+    try {
+      result = this.#handler(work.message, context);
+    } catch (error) {
+      failed(error);
+      return;
+    }
+    const then = thenOf(result);
+    if (then !== undefined) onSettled(result as PromiseLike<unknown>, then, ok, failed);
+    else ok();
   }
 
   /**

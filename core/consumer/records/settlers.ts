@@ -62,6 +62,15 @@ export interface SettleEnds<W> {
   failed(work: W, error: unknown): void;
 }
 
+/**
+ * {@link Settlers.watch} for anything but a native promise: closures of its own. Kept out of
+ * `watch`, which would otherwise allocate a context for `work` on every call, the native
+ * path's too (a closure over a parameter makes its function allocate one on entry).
+ */
+function watchOther<W>(ends: SettleEnds<W>, work: W, result: PromiseLike<unknown>, then: PromiseLike<unknown>["then"]): void {
+  onSettled(result, then, () => ends.ok(work), (error: unknown) => ends.failed(work, error));
+}
+
 /** A reusable pair of callbacks, lent to one pending record at a time. */
 class Settler<W> {
   /** The record whose promise it waits for (`undefined`: free). */
@@ -100,8 +109,7 @@ export class Settlers<W> {
       nativeThen.call(result, s.ok, s.failed);
       return;
     }
-    const ends = this.#ends;
-    onSettled(result, then, () => ends.ok(work), (error: unknown) => ends.failed(work, error));
+    watchOther(this.#ends, work, result, then);
   }
 
   /** Settlers made so far: at most as many as records were pending on native promises at once. */
