@@ -18,7 +18,10 @@
  * Figures per pass, from the client's first `eachBatch` call on both sides (platformatic: the
  * first Fetch request sent) to the last record: records per wall-clock second and records per CPU-second of the child
  * process (user + system; steadier than wall clock when other processes share the machine).
- * Reported: medians over the rounds, each as a ratio to the baseline's median.
+ * Reported: medians over the rounds, each as a ratio to the baseline's median. The variants
+ * `unordered-async` and `key-async` run the runner with a no-op handler that returns a resolved
+ * promise in the same rounds: their async ÷ sync figures are paired, per round, from that
+ * round's two passes (`unordered-async` over `unordered`, `key-async` over `key`).
  *
  * Prints a table per runtime and writes bench/results/tmp/consumer.json (with --save: the
  * committed bench/results/consumer.json).
@@ -48,6 +51,13 @@ const VARIANTS: Array<{ variant: Variant; name: string }> = [
   { variant: "key", name: "runner, key" },
   { variant: "partition", name: "runner, partition" },
   { variant: "batch", name: "runner, key, batch handler" },
+  { variant: "unordered-async", name: "runner, unordered, async handler" },
+  { variant: "key-async", name: "runner, key, async handler" },
+];
+/** The async variants and the sync variant each is paired with, per round. */
+const PAIRS: Array<{ ordering: "unordered" | "key"; sync: Variant; async: Variant }> = [
+  { ordering: "unordered", sync: "unordered", async: "unordered-async" },
+  { ordering: "key", sync: "key", async: "key-async" },
 ];
 
 const o = cli(
@@ -74,7 +84,9 @@ bench/results/tmp/consumer.json.
   --commit-mode M      the runner's commit.mode: eager (default) or interval
   --no-completed-set   the runner without completed sets in its commits
   --async-handler      the runner's handlers return a resolved promise instead of returning at once
-                       (the queued path: every record takes its key, as with a real async handler)
+                       (the queued path: every record takes its key, as with a real async handler);
+                       the paired way is the variants unordered-async and key-async instead: async
+                       and sync passes in the same rounds, async ÷ sync per round
   --max-wait-ms N      KafkaJS consumers' maxWaitTimeInMs (default 100; KafkaJS's own default is 5000)
   --tracing M          the runner's tracing: off (default), noop (the API's no-op tracer), sdk (the SDK
                        set up, every span recorded, none exported), sdk-batch (the same through the SDK's
@@ -208,6 +220,47 @@ function rows(result: RunResult): Row[] {
   });
 }
 
+/** One ordering's async handler ÷ its sync handler, paired per round (that round's two passes). */
+interface Paired {
+  /** Median over the rounds of async ÷ sync, records per CPU-second. */
+  medianCpuRatio: number;
+  /** The lowest and highest round's async ÷ sync per CPU-second. */
+  min: number;
+  max: number;
+  /** Median over the rounds of async ÷ sync, records per wall-clock second. */
+  medianWallRatio: number;
+  /** Per round, in order, async ÷ sync per CPU-second (a round with a stalled pass on either side left out). */
+  rounds: number[];
+  /** Median records per wall-clock second of the async passes of those rounds. */
+  medianAsyncRecordsPerSec: number;
+}
+
+/**
+ * The paired async ÷ sync figures of each ordering that ran both ways in `result`'s rounds.
+ * None with `--async-handler`: it makes the sync variants async too.
+ */
+function paired(result: RunResult): Partial<Record<"unordered" | "key", Paired>> {
+  const out: Partial<Record<"unordered" | "key", Paired>> = {};
+  if (o["async-handler"]) return out;
+  for (const { ordering, sync, async } of PAIRS) {
+    const both = result.rounds.filter((r) => r[sync] && r[async]);
+    if (both.length === 0) continue;
+    const ratio = (k: keyof Rate): number[] => both.map((r) => r[async]![k] / r[sync]![k]);
+    const cpu = ratio("cpu");
+    out[ordering] = {
+      medianCpuRatio: +median(cpu).toFixed(3),
+      min: +Math.min(...cpu).toFixed(3),
+      max: +Math.max(...cpu).toFixed(3),
+      medianWallRatio: +median(ratio("wall")).toFixed(3),
+      rounds: cpu.map((x) => +x.toFixed(3)),
+      medianAsyncRecordsPerSec: Math.round(median(both.map((r) => r[async]!.wall))),
+    };
+  }
+  return out;
+}
+/** The target of issue 44: an async no-op handler at ≥ 0.85 × the sync rate per CPU-second. */
+const ASYNC_TARGET = 0.85;
+
 const started = Date.now();
 await withBroker(async (brokers) => {
   // One topic per partition count, the same records in each.
@@ -230,7 +283,7 @@ await withBroker(async (brokers) => {
     topics.set(partitions, topic);
   }
 
-  const results: Array<{ result: RunResult; rows: Row[]; partitions: number }> = [];
+  const results: Array<{ result: RunResult; rows: Row[]; partitions: number; paired: ReturnType<typeof paired> }> = [];
   const children: Array<[RuntimeName, Client]> = [
     ...(clients.includes("kafkajs") ? runtimes.map((rt): [RuntimeName, Client] => [rt, "kafkajs"]) : []),
     // Confluent's addon is built for the Node running this (install-confluent.mjs): not for --node.
@@ -242,7 +295,7 @@ await withBroker(async (brokers) => {
     for (const [rt, client] of children) {
       try {
         const result = await runChild(rt, client, brokers, topics.get(partitions)!);
-        results.push({ result, rows: rows(result), partitions });
+        results.push({ result, rows: rows(result), partitions, paired: paired(result) });
       } catch (error) {
         // The other children's figures still count: report this one as failed and go on.
         failures.push(`${partitions} partitions: ${error instanceof Error ? error.message : String(error)}`);
@@ -253,18 +306,21 @@ await withBroker(async (brokers) => {
   const label = (r: RunResult): string => (r.client === "kafkajs" ? r.runtime : `${r.runtime} + ${r.client}`);
 
   const f = (x: number): string => x.toLocaleString("en");
-  for (const { result, rows: rs, partitions } of results) {
+  const spread = (p: Paired): string => `${p.medianCpuRatio.toFixed(2)} (${p.min.toFixed(2)}–${p.max.toFixed(2)})`;
+  for (const { result, rows: rs, partitions, paired: pairs } of results) {
     const load = (xs: number[]): string => xs[0].toFixed(1);
     console.log(
       `\n${label(result)} (${result.runtime} ${result.version}, ${result.client} ${result.clientVersion}): no-op handler, ${f(RECORDS)} records, ${partitions} partitions, ` +
         `${REPS} rounds, medians (1-min load average ${load(result.loadAverage.before)} → ${load(result.loadAverage.after)})`,
     );
-    console.log("| variant | records/s | × plain | records per CPU-s | × plain | commits | stalled passes |");
-    console.log("|---|---:|---:|---:|---:|---:|---:|");
+    console.log("| variant | records/s | × plain | records per CPU-s | × plain | commits | stalled passes | async ÷ sync per CPU-s, per round: median (min–max) |");
+    console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (const r of rs) {
+      const pair = PAIRS.find((x) => x.async === r.variant);
+      const p = pair && pairs[pair.ordering];
       console.log(
         `| ${r.name} | ${f(r.medianRecordsPerSec)} | ${r.ratioToPlain.wall.toFixed(2)} | ${f(r.medianRecordsPerCpuSec)} | ` +
-          `${r.ratioToPlain.cpu.toFixed(2)} | ${r.medianCommits} | ${r.stalled} |`,
+          `${r.ratioToPlain.cpu.toFixed(2)} | ${r.medianCommits} | ${r.stalled} | ${p ? spread(p) : ""} |`,
       );
     }
     for (const x of result.stalls) console.log(`stalled: round ${x.round} ${x.variant}: ${x.error}`);
@@ -283,7 +339,7 @@ await withBroker(async (brokers) => {
     console.log("|---|---:|---:|---:|---:|");
     for (const { result, rows: rs, partitions } of results) {
       const plain = rs.find((r) => r.variant === "plain")!;
-      const runners = rs.filter((r) => r.variant !== "plain" && r.variant !== "plain-autocommit" && r.variant !== "batch");
+      const runners = rs.filter((r) => r.variant === "unordered" || r.variant === "key" || r.variant === "partition");
       console.log(
         `| ${label(result)} ${result.version} | ${partitions} | ${f(plain.medianRecordsPerSec)} | ${runners.map((r) => f(r.medianRecordsPerSec)).join(" / ")} | ` +
           `${runners.map((r) => r.ratioToPlain.wall.toFixed(2)).join(" / ")} |`,
@@ -320,6 +376,23 @@ await withBroker(async (brokers) => {
       console.log(`  ${b.client === "kafkajs" ? b.runtime : `${b.runtime} + ${b.client}`}${where}: ${r(b.wall)} (${r(b.cpu)}), ${b.rounds} rounds`);
     }
   }
+  // The async handler against the sync one, each round's two passes paired (issue 44's target).
+  if (results.some((x) => Object.keys(x.paired).length > 0)) {
+    console.log(
+      `\nasync handler ÷ returns at once, per-round pairs, records per CPU-s: median (min–max), target ≥ ${ASYNC_TARGET}; ` +
+        "async records/s (median); rounds:",
+    );
+    for (const { result, partitions, paired: pairs } of results) {
+      const parts = PAIRS.flatMap(({ ordering }) => {
+        const p = pairs[ordering];
+        if (!p) return [];
+        return [`${ordering} ${spread(p)} ${p.medianCpuRatio >= ASYNC_TARGET ? "✓" : "✗"}, ${f(p.medianAsyncRecordsPerSec)} rec/s, ${p.rounds.length}`];
+      });
+      if (parts.length > 0) console.log(`  ${label(result)}${PARTITION_COUNTS.length > 1 ? `, ${partitions} partitions` : ""}: ${parts.join("; ")}`);
+    }
+  } else if (o["async-handler"] && RUN.some((v) => PAIRS.some((x) => x.async === v.variant))) {
+    console.log("\nasync ÷ sync not paired: --async-handler makes the sync variants async too");
+  }
   const nodeKafkaJS = results.find((x) => x.result.runtime === "node" && x.result.client === "kafkajs");
   const nodeConfluent = results.find((x) => x.result.client === "confluent");
   if (nodeKafkaJS && nodeConfluent) {
@@ -336,14 +409,20 @@ await withBroker(async (brokers) => {
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30) },
     clients: Object.fromEntries(results.map(({ result }) => [result.client, result.clientVersion])),
     topic: { records: RECORDS, partitions: PARTITION_COUNTS, keys: KEYS, value: '"<index>:" + 64 × "x"' },
-    runner: { handler: o["async-handler"] ? "no-op, returns a resolved promise" : "no-op, returns at once", batch: "batch variant: key ordering, batch: { maxRecords: 16 }, a no-op batch handler", options: "defaults", ...(childFlags.length ? { flags: childFlags } : {}) },
+    runner: {
+      handler: o["async-handler"] ? "no-op, returns a resolved promise" : "no-op, returns at once",
+      asyncVariants: "unordered-async, key-async: no-op, returns a resolved promise; paired: async ÷ sync per round, that round's two passes",
+      batch: "batch variant: key ordering, batch: { maxRecords: 16 }, a no-op batch handler",
+      options: "defaults",
+      ...(childFlags.length ? { flags: childFlags } : {}),
+    },
     rounds: REPS,
     baseline: "the client's own plain loop, no commits: eachBatch (KafkaJS, Confluent), the consume() stream (@platformatic/kafka)",
     measured:
       "the client's first eachBatch call on both sides (platformatic: the first Fetch request sent) → last record; wall clock and the child process's CPU time (user + system)",
     ...(failures.length > 0 ? { failures } : {}),
     ...(batchVsRecord.length > 0 ? { batchVsRecord } : {}),
-    runtimes: results.map(({ result, rows: rs, partitions }) => ({
+    runtimes: results.map(({ result, rows: rs, partitions, paired: pairs }) => ({
       partitions,
       runtime: result.runtime,
       client: result.client,
@@ -351,6 +430,7 @@ await withBroker(async (brokers) => {
       loadAverage: result.loadAverage,
       stalls: result.stalls,
       rows: rs,
+      ...(Object.keys(pairs).length > 0 ? { paired: pairs } : {}),
     })),
   };
   if (failures.length > 0) console.log(`\nfailed: ${failures.join("; ")}`);

@@ -33,8 +33,13 @@ export const CLIENTS = ["kafkajs", "confluent", "platformatic"] as const;
 /** A client. */
 export type Client = typeof CLIENTS[number];
 
-/** The passes one process can run. */
-export const VARIANTS = ["plain", "plain-autocommit", "unordered", "key", "partition", "batch"] as const;
+/**
+ * The passes one process can run. `unordered-async` and `key-async`: the runner in that
+ * ordering with a no-op handler that returns a resolved promise, rotated in the same rounds as
+ * `unordered` and `key` (whose handler returns at once), so that async ÷ sync pairs passes of
+ * one process and one round.
+ */
+export const VARIANTS = ["plain", "plain-autocommit", "unordered", "key", "partition", "batch", "unordered-async", "key-async"] as const;
 /** A pass. */
 export type Variant = typeof VARIANTS[number];
 
@@ -77,7 +82,9 @@ One runtime's passes of bench:consumer over an existing topic (KAFKA_BROKERS mus
   --warmup LIST        discarded passes first (default plain,key)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
   --no-completed-set   the runner without completed sets in the commit metadata
-  --async-handler      the runner's handlers return a resolved promise (default: they return at once)
+  --async-handler      the runner's handlers return a resolved promise (default: they return at once);
+                       unordered-async and key-async always do (the paired way: sync and async
+                       passes in the same rounds)
   --max-wait-ms N      KafkaJS consumers' maxWaitTimeInMs (default 100; KafkaJS's own default is 5000)
   --tracing M          the runner's tracing (docs/tracing.md): off (default), noop (on, with the API's
                        no-op tracer: no SDK registered), sdk (the SDK's AsyncLocalStorage context
@@ -240,12 +247,12 @@ function tapBatches<C extends object>(consumer: C, onBatch: () => void): C {
 export const BATCH_RECORDS = 16;
 
 /**
- * The runner with a no-op handler (with `--async-handler` it returns a resolved promise),
- * default options but the commit mode and completed sets chosen. `batch`: the batch handler
- * instead (no-op, every record ok: it returns nothing, or a resolved promise),
+ * The runner with a no-op handler (with `asyncHandler`, by default `--async-handler`, it returns a
+ * resolved promise), default options but the commit mode and completed sets chosen. `batch`:
+ * the batch handler instead (no-op, every record ok: it returns nothing, or a resolved promise),
  * `key` ordering, `batch: { maxRecords: 16 }`, the other options the same.
  */
-async function runner(n: number, ordering: Ordering, batch = false): Promise<Rate> {
+async function runner(n: number, ordering: Ordering, batch = false, asyncHandler = ASYNC): Promise<Rate> {
   const m = meter(n);
   const controller = new AbortController();
   const options = {
@@ -260,12 +267,12 @@ async function runner(n: number, ordering: Ordering, batch = false): Promise<Rat
           maxRecords: BATCH_RECORDS,
           handler: (_: unknown[], { records }: { records: readonly { partition: number; offset: number }[] }) => {
             for (const r of records) m.seen(r.partition, r.offset);
-            return ASYNC ? Promise.resolve() : undefined;
+            return asyncHandler ? Promise.resolve() : undefined;
           },
         },
       }
       : {
-        handler: ASYNC
+        handler: asyncHandler
           ? (_: unknown, ctx: { partition: number; offset: number }) => (m.seen(ctx.partition, ctx.offset), Promise.resolve())
           : (_: unknown, ctx: { partition: number; offset: number }) => m.seen(ctx.partition, ctx.offset),
       }),
@@ -379,6 +386,10 @@ function pass(v: Variant): Promise<Rate> {
       return CLIENT === "platformatic" ? plainPlatformatic(RECORDS, true) : CLIENT === "confluent" ? plainConfluent(RECORDS, true) : plainKafkaJS(RECORDS, true);
     case "batch":
       return runner(RECORDS, "key", true);
+    case "unordered-async":
+      return runner(RECORDS, "unordered", false, true);
+    case "key-async":
+      return runner(RECORDS, "key", false, true);
     default:
       return runner(RECORDS, v);
   }
