@@ -255,7 +255,10 @@ export class WasmTracker implements EngineTracker {
   }
 
   retained(): number {
-    return this.x.retained(this.t);
+    // The struct's LEN, read from JS: the backpressure check reads it after every completion
+    // that advances while its lane is paused. A detached view (the memory grew) takes the call.
+    const m = this.#i32;
+    return m.length !== 0 ? m[this.#at + LEN] : this.x.retained(this.t);
   }
 
   blocked(): number {
@@ -327,9 +330,13 @@ export class WasmTracker implements EngineTracker {
   }
 }
 
-/** A tracker whose per-call completion is one WASM call every time: the comparison for `wasmCallEngine` (wasm_engine.ts). */
+/** A tracker whose per-call completion (and `retained`) is one WASM call every time: the comparison for `wasmCallEngine` (wasm_engine.ts). */
 export class WasmCallTracker extends WasmTracker {
   override complete(handle: number): Completion {
     return wasmComplete(this.t, handle) as Completion;
+  }
+
+  override retained(): number {
+    return this.x.retained(this.t);
   }
 }

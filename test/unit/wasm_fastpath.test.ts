@@ -4,7 +4,8 @@
  * outside the retained records) agrees with the JS engine and with the pure-WASM call
  * path on every answer, position and stat: at the cases where it hands over to WASM
  * (head completions, completions that fill a 64-bit word, in both halves of a word, in
- * wrapped rings) and right after the linear memory grew (which detaches its views). The
+ * wrapped rings) and right after the linear memory grew (which detaches its views), and so does
+ * `retained`, which the fast path reads from the struct in JS. The
  * two WASM trackers' ring blocks (bitmap and summary words) stay byte for byte the same.
  */
 import assert from "node:assert/strict";
@@ -19,7 +20,7 @@ import { rng, shuffle } from "./random.ts";
 function observe(t: Tracker): unknown {
   if (t.revoked) return "revoked";
   const { engine: _e, bytes: _b, ...rest } = t.stats();
-  return { ...rest, safe: t.safe, delivered: t.delivered };
+  return { ...rest, safe: t.safe, delivered: t.delivered, retainedNow: t.retained }; // retained: the getter (JS reads LEN on the fast path)
 }
 
 /** The same operations on the JS engine, the WASM engine and the WASM engine without the fast path. */
