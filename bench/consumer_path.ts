@@ -14,6 +14,9 @@
  * unordered's, both over the floor, from the same process (the machine's load then weighs on
  * both alike): the ratio of their ns per record.
  *
+ * `--alloc` (Node, Deno) adds the bytes each row allocates per record, read from V8's new space
+ * over the batches no scavenge ran in: what the garbage collector is left to pay for.
+ *
  * `--handlers sync,async` runs every ordering with both handlers in the same process: the one
  * that returns at once and the one that returns a resolved promise (the queued path, as every
  * handler that awaits takes), and a table of their ns per record and the difference, which is
@@ -21,7 +24,7 @@
  * handler called with a fresh context and one shared callback attached to each promise it
  * returns (the least any runner must do to learn that a record finished).
  *
- *     node --import tsx bench/consumer_path.ts [--batches N] [--batch N] [--rounds N] [--async | --handlers LIST] [--string-keys] [--cpu] [--orderings LIST] [--keys N]
+ *     node --import tsx bench/consumer_path.ts [--batches N] [--batch N] [--rounds N] [--async | --handlers LIST] [--string-keys] [--cpu] [--alloc] [--orderings LIST] [--keys N]
  *     bun bench/consumer_path.ts …;  deno run -A bench/consumer_path.ts …
  *
  * @module
@@ -56,6 +59,8 @@ against calling the handler with a fresh context per record.
                 (the same as --handlers async)
   --handlers L  sync, async or both (comma-separated, run in that order for each ordering; default
                 sync): with both, a table of sync and async ns per record and their difference
+  --alloc       also the bytes each runner row allocates per record (V8 runtimes: Node and Deno):
+                the new space's growth over each batch, from the batches no scavenge ran in
   --cpu         time by the process's CPU time (user + system, all threads) instead of the
                 wall clock: steadier when other processes share the machine
   --string-keys keys are strings and the client has no keyHashOf (the batch check hashes keyOf's
@@ -78,6 +83,7 @@ against calling the handler with a fresh context per record.
     handlers: { type: "string" },
     "string-keys": { type: "boolean" },
     cpu: { type: "boolean" },
+    alloc: { type: "boolean" },
     orderings: { type: "string" },
     keys: { type: "string" },
     tracing: { type: "string" },
@@ -108,6 +114,27 @@ const now = CPU
   }
   : (): number => performance.now();
 const PARTITIONS = 3;
+
+/**
+ * `--alloc`: bytes the new space grew by over the batches no scavenge ran in (a scavenge empties
+ * it, so a batch that ends with less than it began with is left out), and their records.
+ */
+const ALLOC = o.alloc === true;
+const v8 = ALLOC ? await import("node:v8") : undefined;
+if (ALLOC && process.versions.bun !== undefined) usageError(NAME, "--alloc needs V8's heap statistics: Node or Deno");
+const newSpaceUsed = (): number => v8!.getHeapSpaceStatistics().find((x) => x.space_name === "new_space")!.space_used_size;
+const allocated = { bytes: 0, records: 0 };
+/** The bytes per record {@link allocated} holds, and how many records they come from; then starts anew. */
+function takeAllocated(): string {
+  const text = allocated.records === 0 ? "n/a" : `${Math.round(allocated.bytes / allocated.records)} B (${allocated.records.toLocaleString("en")} records)`;
+  allocated.bytes = allocated.records = 0;
+  return text;
+}
+/** With `--alloc`, adds what the new space grew by since `before` over `records` records, unless a scavenge ran. */
+function countAllocated(before: number, records: number): void {
+  const grew = newSpaceUsed() - before;
+  if (grew >= 0) (allocated.bytes += grew, allocated.records += records);
+}
 
 /** The tracer of `--tracing` (sdk: the SDK registered globally first), or none. */
 async function tracer(mode: string): Promise<OpenTelemetryTracer | undefined> {
@@ -218,9 +245,11 @@ async function timeRoundAsync(r: number, take: (b: ReturnType<typeof batch>) => 
   let ms = 0;
   for (let b = 0; b < BATCHES; b++) {
     const x = batch(r, b);
+    const used = ALLOC && r > 0 ? newSpaceUsed() : -1; // the warm-up round is not counted
     const t0 = now();
     await take(x);
     ms += now() - t0;
+    if (used >= 0) countAllocated(used, x.messages.length);
   }
   return ms;
 }
@@ -296,28 +325,29 @@ console.log(
   `${runtimeName()} ${version}: ${records.toLocaleString("en")} records per round, ${ROUNDS} rounds, medians, ` +
     `handler ${HANDLERS.map((h) => handlerText[h]).join(" / ")}, ${KEYS.toLocaleString("en")} keys, ${STRING_KEYS ? "strings (no keyHashOf)" : "Buffers (keyOf and keyHashOf as the bindings)"}, ${CPU ? "CPU time" : "wall clock"}, tracing ${TRACING}`,
 );
-console.log("| path | records/s | ns per record over the floor |");
-console.log("|---|---:|---:|");
-console.log(`| handler + fresh context (floor) | ${rate(floorMs)} | 0 |`);
+console.log(`| path | records/s | ns per record over the floor |${ALLOC ? " bytes allocated per record |" : ""}`);
+console.log(`|---|---:|---:|${ALLOC ? "---:|" : ""}`);
+const allocCell = (): string => (ALLOC ? ` ${takeAllocated()} |` : "");
+console.log(`| handler + fresh context (floor) | ${rate(floorMs)} | 0 |${ALLOC ? " |" : ""}`);
 let asyncFloor: number | undefined;
 if (HANDLERS.includes("async")) {
   const xs: number[] = [];
   for (let r = 0; r <= ROUNDS; r++) xs.push(await timeRoundAsync(r, floorAsync));
   const ms = median(xs.slice(1)); // the first round is the warm-up
   asyncFloor = nsOver(ms);
-  console.log(`| async handler + fresh context, 16 at a time, one shared callback (async floor) | ${rate(ms)} | ${asyncFloor.toFixed(0)} |`);
+  console.log(`| async handler + fresh context, 16 at a time, one shared callback (async floor) | ${rate(ms)} | ${asyncFloor.toFixed(0)} |${allocCell()}`);
 }
 const over = new Map<string, number>();
 for (const ordering of ORDERINGS) {
   for (const h of HANDLERS) {
     const ms = median(await runner(ordering, h === "async"));
     over.set(`${ordering} ${h}`, nsOver(ms));
-    console.log(`| runner, ${ordering}, ${h} | ${rate(ms)} | ${nsOver(ms).toFixed(0)} |`);
+    console.log(`| runner, ${ordering}, ${h} | ${rate(ms)} | ${nsOver(ms).toFixed(0)} |${allocCell()}`);
   }
 }
 if (HANDLERS.includes("sync") && ORDERINGS.includes("key")) {
   const ms = median(await runner("key", false, true));
-  console.log(`| runner, key, batch handler (16) | ${rate(ms)} | ${nsOver(ms).toFixed(0)} |`);
+  console.log(`| runner, key, batch handler (16) | ${rate(ms)} | ${nsOver(ms).toFixed(0)} |${allocCell()}`);
 }
 if (HANDLERS.length === 2) {
   console.log("\n| ordering | sync ns | async ns | async − sync | async − async floor |");
