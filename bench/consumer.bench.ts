@@ -21,7 +21,8 @@
  * Reported: medians over the rounds, each as a ratio to the baseline's median. The variants
  * `unordered-async` and `key-async` run the runner with a no-op handler that returns a resolved
  * promise in the same rounds: their async ÷ sync figures are paired, per round, from that
- * round's two passes (`unordered-async` over `unordered`, `key-async` over `key`).
+ * round's two passes (`unordered-async` over `unordered`, `key-async` over `key`), and so are
+ * `plain-async`'s over `plain`: the plain loop with a resolved promise and a then() a record.
  *
  * Prints a table per runtime and writes bench/results/tmp/consumer.json (with --save: the
  * committed bench/results/consumer.json).
@@ -53,11 +54,16 @@ const VARIANTS: Array<{ variant: Variant; name: string }> = [
   { variant: "batch", name: "runner, key, batch handler" },
   { variant: "unordered-async", name: "runner, unordered, async handler" },
   { variant: "key-async", name: "runner, key, async handler" },
+  { variant: "plain-async", name: "plain loop, a resolved promise and then() a record (no runner)" },
 ];
 /** The async variants and the sync variant each is paired with, per round. */
-const PAIRS: Array<{ ordering: "unordered" | "key"; sync: Variant; async: Variant }> = [
+/** What is paired: a runner ordering's async ÷ sync, or the plain loop's (`plain-async` ÷ `plain`). */
+type PairName = "unordered" | "key" | "plain";
+const PAIRS: Array<{ ordering: PairName; sync: Variant; async: Variant }> = [
   { ordering: "unordered", sync: "unordered", async: "unordered-async" },
   { ordering: "key", sync: "key", async: "key-async" },
+  // the async floor through the client: what a promise and a then() a record cost with no runner
+  { ordering: "plain", sync: "plain", async: "plain-async" },
 ];
 
 const o = cli(
@@ -239,8 +245,8 @@ interface Paired {
  * The paired async ÷ sync figures of each ordering that ran both ways in `result`'s rounds.
  * None with `--async-handler`: it makes the sync variants async too.
  */
-function paired(result: RunResult): Partial<Record<"unordered" | "key", Paired>> {
-  const out: Partial<Record<"unordered" | "key", Paired>> = {};
+function paired(result: RunResult): Partial<Record<PairName, Paired>> {
+  const out: Partial<Record<PairName, Paired>> = {};
   if (o["async-handler"]) return out;
   for (const { ordering, sync, async } of PAIRS) {
     const both = result.rounds.filter((r) => r[sync] && r[async]);
@@ -327,7 +333,7 @@ await withBroker(async (brokers) => {
   }
   console.log("\nrunner / its client's plain loop without commits (eachBatch; platformatic: its consume() stream), medians (records/s; per CPU-s), target ≥ 0.95 (confluent ≥ 0.9):");
   for (const { result, rows: rs, partitions } of results) {
-    const parts = rs.filter((r) => r.variant !== "plain" && r.variant !== "plain-autocommit").map((r) => {
+    const parts = rs.filter((r) => r.variant !== "plain" && r.variant !== "plain-autocommit" && r.variant !== "plain-async").map((r) => {
       const ok = r.ratioToPlain.wall >= (result.client === "confluent" ? 0.9 : 0.95) ? "✓" : "✗";
       return `${r.variant} ${r.ratioToPlain.wall.toFixed(2)} ${ok} (${r.ratioToPlain.cpu.toFixed(2)})`;
     });
@@ -386,7 +392,8 @@ await withBroker(async (brokers) => {
       const parts = PAIRS.flatMap(({ ordering }) => {
         const p = pairs[ordering];
         if (!p) return [];
-        return [`${ordering} ${spread(p)} ${p.medianCpuRatio >= ASYNC_TARGET ? "✓" : "✗"}, ${f(p.medianAsyncRecordsPerSec)} rec/s, ${p.rounds.length}`];
+        const mark = ordering === "plain" ? "(no runner: the floor)" : p.medianCpuRatio >= ASYNC_TARGET ? "✓" : "✗";
+        return [`${ordering} ${spread(p)} ${mark}, ${f(p.medianAsyncRecordsPerSec)} rec/s, ${p.rounds.length}`];
       });
       if (parts.length > 0) console.log(`  ${label(result)}${PARTITION_COUNTS.length > 1 ? `, ${partitions} partitions` : ""}: ${parts.join("; ")}`);
     }

@@ -37,9 +37,10 @@ export type Client = typeof CLIENTS[number];
  * The passes one process can run. `unordered-async` and `key-async`: the runner in that
  * ordering with a no-op handler that returns a resolved promise, rotated in the same rounds as
  * `unordered` and `key` (whose handler returns at once), so that async ÷ sync pairs passes of
- * one process and one round.
+ * one process and one round. `plain-async`: the client's plain loop (no runner) with a
+ * resolved promise and one then() per record, the floor any runner's async path stands on.
  */
-export const VARIANTS = ["plain", "plain-autocommit", "unordered", "key", "partition", "batch", "unordered-async", "key-async"] as const;
+export const VARIANTS = ["plain", "plain-autocommit", "unordered", "key", "partition", "batch", "unordered-async", "key-async", "plain-async"] as const;
 /** A pass. */
 export type Variant = typeof VARIANTS[number];
 
@@ -212,8 +213,27 @@ function meter(n: number): Meter {
   };
 }
 
-/** Plain KafkaJS eachBatch: counts every message; `autoCommit` false = no commits at all. */
-async function plainKafkaJS(n: number, autoCommit: boolean): Promise<Rate> {
+/**
+ * `plain-async`: the least any runner must do with an async handler, without one: each
+ * record's handler promise (resolved, as the runner's async variants return) and one then()
+ * with a callback shared by every record, which counts it. Calls `done` once every record of
+ * `messages` has been counted.
+ */
+function asyncFloor<T>(messages: readonly T[], count: (message: T) => void, done: () => void): void {
+  let left = messages.length;
+  if (left === 0) return done();
+  const settled = (message: T): void => {
+    count(message);
+    if (--left === 0) done();
+  };
+  for (const message of messages) void Promise.resolve(message).then(settled);
+}
+
+/**
+ * Plain KafkaJS eachBatch: counts every message; `autoCommit` false = no commits at all.
+ * `asyncHandler` (`plain-async`): through {@link asyncFloor}, the batch ending once all are counted.
+ */
+async function plainKafkaJS(n: number, autoCommit: boolean, asyncHandler = false): Promise<Rate> {
   const consumer = consumerFor("plain");
   const m = meter(n);
   await consumer.connect();
@@ -221,6 +241,9 @@ async function plainKafkaJS(n: number, autoCommit: boolean): Promise<Rate> {
   await consumer.run({
     autoCommit,
     eachBatch: ({ batch }) => {
+      if (asyncHandler) {
+        return new Promise<void>((resolve) => asyncFloor(batch.messages, (msg) => msg.offset !== "" && m.tick(1), resolve));
+      }
       let k = 0;
       for (const msg of batch.messages) if (msg.offset !== "") k++;
       m.tick(k);
@@ -333,14 +356,19 @@ function confluentConfig(label: string): Record<string, string | number | boolea
 }
 
 /** The Confluent client's plain eachBatch (its defaults resolve each batch): counts every message. */
-async function plainConfluent(n: number, autoCommit: boolean): Promise<Rate> {
+async function plainConfluent(n: number, autoCommit: boolean, asyncHandler = false): Promise<Rate> {
   const kafkaClient = await confluentKafka();
   // `as never`: ConfluentKafka types consumer()'s config as never, so that any client's own typing fits
   const consumer = kafkaClient.consumer({ ...confluentConfig("plain"), "enable.auto.commit": autoCommit, "auto.offset.reset": "earliest" } as never);
   const m = meter(n);
   await consumer.connect();
   await consumer.subscribe({ topics: [TOPIC] });
-  await consumer.run({ eachBatch: ({ batch }) => (m.tick(batch.messages.length), Promise.resolve()) });
+  await consumer.run({
+    eachBatch: ({ batch }) =>
+      asyncHandler
+        ? new Promise<void>((resolve) => asyncFloor(batch.messages, () => m.tick(1), resolve)) // plain-async
+        : (m.tick(batch.messages.length), Promise.resolve()),
+  });
   await waitUntil(m.done, PASS_MS, "confluent plain consumer");
   await consumer.disconnect();
   return m.rate(0);
@@ -363,15 +391,21 @@ async function tappedPlatformatic(label: string, onFetch: () => void, options: R
   return Object.assign(consumer, { fetch: tapped as typeof consumer.fetch });
 }
 
-/** The `@platformatic/kafka` client's own `consume()` stream (the plain loop): counts every message. */
-async function plainPlatformatic(n: number, autocommit: boolean): Promise<Rate> {
+/**
+ * The `@platformatic/kafka` client's own `consume()` stream (the plain loop): counts every message.
+ * `asyncHandler` (`plain-async`): each message counted through a resolved promise's then(), as in {@link asyncFloor}.
+ */
+async function plainPlatformatic(n: number, autocommit: boolean, asyncHandler = false): Promise<Rate> {
   const m = meter(n);
   // The binding's fetch sizes (1 MB per partition; the client's own default is its maxBytes,
   // 50 MB, one answer for the whole topic here, slower: 367 k against 830-920 k rec/s for the
   // runner in 5 rounds on Node 24), so that both sides fetch alike.
   const consumer = await tappedPlatformatic("plain", m.begin, { maxWaitTime: 100, maxBytesPerPartition: 1_048_576 });
   const stream = await consumer.consume({ topics: [TOPIC], mode: "earliest", autocommit });
-  stream.on("data", (msg: { partition: number; offset: bigint }) => m.seen(msg.partition, Number(msg.offset)));
+  type Msg = { partition: number; offset: bigint };
+  const seen = (msg: Msg): void => m.seen(msg.partition, Number(msg.offset));
+  // plain-async: asyncFloor per message, without its array and closures (one record at a time)
+  stream.on("data", asyncHandler ? (msg: Msg) => void Promise.resolve(msg).then(seen) : seen);
   await waitUntil(m.done, PASS_MS, "platformatic plain consumer");
   await stream.close();
   await consumer.close(true);
@@ -382,6 +416,8 @@ function pass(v: Variant): Promise<Rate> {
   switch (v) {
     case "plain":
       return CLIENT === "platformatic" ? plainPlatformatic(RECORDS, false) : CLIENT === "confluent" ? plainConfluent(RECORDS, false) : plainKafkaJS(RECORDS, false);
+    case "plain-async":
+      return CLIENT === "platformatic" ? plainPlatformatic(RECORDS, false, true) : CLIENT === "confluent" ? plainConfluent(RECORDS, false, true) : plainKafkaJS(RECORDS, false, true);
     case "plain-autocommit":
       return CLIENT === "platformatic" ? plainPlatformatic(RECORDS, true) : CLIENT === "confluent" ? plainConfluent(RECORDS, true) : plainKafkaJS(RECORDS, true);
     case "batch":
