@@ -78,13 +78,16 @@ export class ReadyQueue<M, L extends RecordLane> {
     const e = this.#entries.peek();
     if (e === undefined) return undefined;
     this.#length--;
-    if (e instanceof RecordRun) {
-      const w = e.work(e.next++);
-      if (e.next === e.end) this.#entries.shift();
+    // Not `instanceof`: a loader that keeps class names (tsx: Object.defineProperty on the
+    // class) takes V8's instanceof off its fast path, 13 ns a call against 2 (Node 24).
+    if (e.constructor === RecordRun) {
+      const run = e as RecordRun<M, L>;
+      const w = run.work(run.next++);
+      if (run.next === run.end) this.#entries.shift();
       return w;
     }
     this.#entries.shift();
-    return e;
+    return e as Work<M, L>;
   }
 
   /**
