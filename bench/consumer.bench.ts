@@ -56,9 +56,9 @@ const VARIANTS: Array<{ variant: Variant; name: string }> = [
   { variant: "key-async", name: "runner, key, async handler" },
   { variant: "plain-async", name: "plain loop, a resolved promise and then() a record (no runner)" },
 ];
-/** The async variants and the sync variant each is paired with, per round. */
 /** What is paired: a runner ordering's async ÷ sync, or the plain loop's (`plain-async` ÷ `plain`). */
 type PairName = "unordered" | "key" | "plain";
+/** The async variants and the sync variant each is paired with, per round. */
 const PAIRS: Array<{ ordering: PairName; sync: Variant; async: Variant }> = [
   { ordering: "unordered", sync: "unordered", async: "unordered-async" },
   { ordering: "key", sync: "key", async: "key-async" },
