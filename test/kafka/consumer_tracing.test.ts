@@ -28,7 +28,7 @@ import { createTopic, endOffsets, withBroker } from "../broker/broker.ts";
 import { setupOtel } from "../unit/otel_setup.ts";
 import { bindings, confluentConfig, loadConfluent, platformaticRuns, type TestMessage } from "./bindings.ts";
 import { kafka, runtime, sleep, total, unique, waitFor } from "./helpers.ts";
-import { headerSpan, produceTraced } from "./traced.ts";
+import { headerSpan, produceTraced, readDeadLetters } from "./traced.ts";
 
 const otel = setupOtel();
 // On Node, as a service with auto-instrumentation would: KafkaJS patched before any client is made.
@@ -134,13 +134,7 @@ for (const binding of bindings()) test(`tracing (${binding.name}${instrumented ?
     }
 
     // The dead letters carry the last attempt's context on (through the producer's own send span when instrumented).
-    const reader = kafka(brokers).consumer({ groupId: unique("traced-dlt"), maxWaitTimeInMs: 100 });
-    const letters: Array<{ value: string; headers: unknown }> = [];
-    await reader.connect();
-    await reader.subscribe({ topics: [`${topic}.DLT`], fromBeginning: true });
-    await reader.run({ eachMessage: ({ message }) => Promise.resolve(void letters.push({ value: message.value!.toString(), headers: message.headers })) });
-    await waitFor(() => letters.length >= 3, 30_000, "3 dead letters in the DLT");
-    await reader.disconnect();
+    const letters = await readDeadLetters(brokers, topic, 3);
     const all = otel.exporter.getFinishedSpans();
     for (const { value, headers } of letters) {
       const last = byValue.get(value)!.find((s) => s.attributes["offset_frontier.attempt"] === 2)!;
@@ -237,13 +231,7 @@ for (const binding of bindings()) test(`tracing (${binding.name}): a stuck recor
     });
     await consumer.start();
     await waitFor(() => ok === 19 && deadLetters === 1, 60_000, `19 processed and the stuck record dead-lettered (${ok}, ${deadLetters})`);
-    const reader = kafka(brokers).consumer({ groupId: unique("traced-stuck-dlt"), maxWaitTimeInMs: 100 });
-    const letters: Array<{ value: string; headers: unknown }> = [];
-    await reader.connect();
-    await reader.subscribe({ topics: [`${topic}.DLT`], fromBeginning: true });
-    await reader.run({ eachMessage: ({ message }) => Promise.resolve(void letters.push({ value: message.value!.toString(), headers: message.headers })) });
-    await waitFor(() => letters.length >= 1, 30_000, "the dead letter in the DLT");
-    await reader.disconnect();
+    const letters = await readDeadLetters(brokers, topic, 1);
     controller.abort();
     await consumer.done;
 
