@@ -27,6 +27,7 @@ import { kafka, unique } from "../test/kafka/helpers.ts";
 import type { ConfluentKafka } from "../adapters/confluent/types.ts";
 import { cli, intFlag, runtimeName, usageError } from "./cli.ts";
 import { listFlag } from "../scripts/cli.mjs";
+import { asyncFloor, meter, PASS_MS, type Rate, StalledPass, sleep, waitUntil } from "./pass_meter.ts";
 
 /** The clients a process can measure. */
 export const CLIENTS = ["kafkajs", "confluent", "platformatic"] as const;
@@ -44,15 +45,7 @@ export const VARIANTS = ["plain", "plain-autocommit", "unordered", "key", "parti
 /** A pass. */
 export type Variant = typeof VARIANTS[number];
 
-/** One measured pass: wall-clock and CPU-time rates over the same window. */
-export interface Rate {
-  /** Records per wall-clock second. */
-  wall: number;
-  /** Records per CPU-second of this process. */
-  cpu: number;
-  /** Commits the runner sent (0 for plain). */
-  commits: number;
-}
+export type { Rate } from "./pass_meter.ts";
 
 /** What the process prints on stdout (one line of JSON). */
 export interface RunResult {
@@ -145,89 +138,10 @@ async function tracingOption(mode: string): Promise<false | { tracer: OpenTeleme
 }
 const TRACING_OPTION = await tracingOption(TRACING);
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const now = (): number => performance.now();
-/** CPU seconds (user + system) this process used so far. */
-const cpu = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
-
 function consumerFor(label: string): Consumer {
   return kafka(brokers!).consumer({ groupId: unique(`bench-${label}`), maxWaitTimeInMs: MAX_WAIT_MS });
 }
 
-/** A pass that did not reach the topic's end within {@link PASS_MS}: reported, left out of the medians. */
-class StalledPass extends Error {}
-/** How long one pass may take (a pass of 300,000 records takes seconds). */
-const PASS_MS = 120_000;
-
-async function waitUntil(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > timeoutMs) throw new StalledPass(`${what}: stalled for ${timeoutMs / 1000} s`);
-    await sleep(2);
-  }
-}
-
-/** A pass's window from its first batch (or tick) to its n-th record: the wall-clock and CPU rates. */
-interface Meter {
-  begin(): void;
-  tick(k: number): void;
-  /** One record seen (partition and offset), counted as {@link tick}(1) and checked at the end. */
-  seen(partition: number, offset: number): void;
-  done(): boolean;
-  count(): number;
-  rate(commits: number): Rate;
-}
-
-function meter(n: number): Meter {
-  let count = 0, first = 0, last = 0, cpu0 = 0, cpu1 = 0;
-  const top: number[] = []; // per partition: the highest offset seen
-  const begin = (): void => {
-    if (first === 0) (first = now()), (cpu0 = cpu());
-  };
-  const tick = (k: number): void => {
-    begin();
-    count += k;
-    if (count >= n && last === 0) (last = now()), (cpu1 = cpu());
-  };
-  return {
-    begin,
-    tick,
-    seen(partition, offset) {
-      if (!(offset <= top[partition])) top[partition] = offset;
-      tick(1);
-    },
-    done: () => count >= n,
-    count: () => count,
-    rate: (commits) => {
-      // Both loops must have read the same records, to the end: n records, and (when
-      // offsets were seen) every partition's last offset, which on a fresh topic sum to n.
-      const ends = top.reduce((s, x) => s + (x === undefined ? 0 : x + 1), 0);
-      if (count !== n || (top.length > 0 && ends !== n)) {
-        throw new Error(`a pass counted ${count} records reaching offsets that sum to ${ends}; the topic holds ${n}`);
-      }
-      return { wall: n / ((last - first) / 1000), cpu: n / (cpu1 - cpu0), commits };
-    },
-  };
-}
-
-/**
- * `plain-async`: the least any runner must do with an async handler, without one: each
- * record's handler promise (resolved, as the runner's async variants return) and one then()
- * with a callback shared by every record, which counts it. Calls `done` once every record of
- * `messages` has been counted.
- */
-function asyncFloor<T>(messages: readonly T[], count: (message: T) => void, done: () => void): void {
-  let left = messages.length;
-  if (left === 0) return done();
-  const settled = (message: T): void => {
-    count(message);
-    if (--left === 0) done();
-  };
-  for (const message of messages) void Promise.resolve(message).then(settled);
-}
 
 /**
  * Plain KafkaJS eachBatch: counts every message; `autoCommit` false = no commits at all.
