@@ -37,10 +37,13 @@ export type ResolvedDispatchOptions = Required<DispatchOptions>;
  * @throws {InvalidArgumentError} for a bad ordering or a bound that is not a positive integer (or a low mark above the high mark)
  */
 export function resolveDispatchOptions(o: DispatchOptions = {}): ResolvedDispatchOptions {
-  const ordering = o.ordering ?? "key";
-  if (ordering !== "partition" && ordering !== "key" && ordering !== "unordered") {
-    throw new InvalidArgumentError(`ordering must be "partition", "key" or "unordered"; got ${describe(ordering)}`);
+  const given = o.ordering ?? "key";
+  if (given !== "partition" && given !== "key" && given !== "unordered") {
+    throw new InvalidArgumentError(`ordering must be "partition", "key" or "unordered"; got ${describe(given)}`);
   }
+  // The literal, not the string given (one read from a file or an argument is not interned):
+  // the hot paths compare the ordering, and a comparison of two interned strings is one of pointers.
+  const ordering: Ordering = given === "key" ? "key" : given === "partition" ? "partition" : "unordered";
   const int = (name: string, v: unknown, min: number): number => {
     if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) {
       throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}; got ${describe(v)}`);
