@@ -12,7 +12,6 @@ import type { RecordLane, Work } from "./work.ts";
 /** Records' keys as the dispatcher reads them (see the module doc). */
 export class RecordKeys<M> {
   readonly #keys: KeyReader<M> | undefined;
-  readonly #hashed: boolean;
   /** {@link keyHash} as a function (what a queued run calls for each record it makes a `Work` of); `undefined` when no record has a key. */
   readonly hashOf: ((message: M) => number) | undefined;
   /** Whether two records whose key hashes are equal have the same key. */
@@ -26,8 +25,18 @@ export class RecordKeys<M> {
    */
   constructor(keys: KeyReader<M> | undefined) {
     this.#keys = keys;
-    this.#hashed = typeof keys?.keyHashOf === "function";
-    this.hashOf = keys === undefined ? undefined : (message: M): number => this.keyHash(message);
+    // Straight to the reader: this runs once per record a queued run makes a Work of.
+    this.hashOf = keys === undefined
+      ? undefined
+      : typeof keys.keyHashOf === "function"
+      ? (message: M): number => {
+        const h = keys.keyHashOf!(message);
+        return h === undefined ? -1 : h & 0x3fffffff;
+      }
+      : (message: M): number => {
+        const k = keys.keyOf(message);
+        return k === undefined ? -1 : hashString(k) & 0x3fffffff;
+      };
   }
 
   /** Whether records have keys ({@link keyHash} is worth calling). */
@@ -40,13 +49,6 @@ export class RecordKeys<M> {
    * without a key, and for every record when records have no keys.
    */
   keyHash(message: M): number {
-    const keys = this.#keys;
-    if (keys === undefined) return -1;
-    if (this.#hashed) {
-      const h = keys.keyHashOf!(message);
-      return h === undefined ? -1 : h & 0x3fffffff;
-    }
-    const k = keys.keyOf(message);
-    return k === undefined ? -1 : hashString(k) & 0x3fffffff;
+    return this.hashOf === undefined ? -1 : this.hashOf(message);
   }
 }
