@@ -376,21 +376,21 @@ describe("HeldKeys against a Map", () => {
     fc.assert(fc.property(fc.array(kop, { maxLength: 200 }), (ops) => void againstMap(ops, (k) => k % 3)), { numRuns: 300 });
   });
 
-  test("the same past 1,024 slots (an eighth full below, half above), with spread and with clustered hashes", () => {
-    // Mostly takes, so that more than 128 keys are held at once and the table grows past the
-    // size where it stops keeping 8 slots a key.
+  test("the same past 1,024 slots (a thirty-second full below, half above), with spread and with clustered hashes", () => {
+    // Mostly takes, so that more than 32 keys are held at once and the table grows past the
+    // size where it stops keeping 32 slots a key.
     const grow = fc.record({ kind: fc.constantFrom("take", "take", "take", "add", "get", "replace", "delete"), key: fc.integer({ min: 0, max: 700 }) });
     const spread = (k: number): number => Math.imul(k, 0x2545f491) & 0x3fffffff;
     const clustered = (k: number): number => k % 64; // runs of neighbouring home slots
-    let past = 0; // runs that held more than 128 keys at once
+    let past = 0; // runs that held more than 32 keys at once
     fc.assert(
       fc.property(fc.array(grow, { minLength: 300, maxLength: 1500 }), (ops) => {
-        if (againstMap(ops, spread) > 128) past++;
+        if (againstMap(ops, spread) > 32) past++;
         againstMap(ops, clustered);
       }),
       { numRuns: 20 },
     );
-    assert.ok(past > 0, "no run held more than 128 keys: the table never grew past 1,024 slots");
+    assert.ok(past > 0, "no run held more than 32 keys: the table never grew past 1,024 slots");
   });
 });
 

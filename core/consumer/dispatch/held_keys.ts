@@ -2,11 +2,13 @@
  * The keys a lane holds under `key` ordering: key → the one record holding it (in flight,
  * or waiting for a slot). It holds at most `maxInFlightPerPartition` keys, so it is a small
  * open-addressing table (linear probing, deletion by backward shift: no tombstones) over a
- * preallocated array and the keys' hashes, sized at least 8 times the keys it holds up to
+ * preallocated array and the keys' hashes, sized at least 32 times the keys it holds up to
  * 1,024 slots (past that, twice). A sparse table matters here: the keys in flight change with
  * every record, and at half full a probe run or a backward shift of a few slots, each a branch
  * that random hashes make unpredictable, cost about 40 ns a record against 15 at an eighth
- * full (Node 24, 16 keys in flight, a take and a delete per record).
+ * full and a few less again at a thirty-second (Node 24, 16 keys in flight, a take and a delete
+ * per record). Thirty-two slots a key stay small where it matters: 16 keys in flight (the
+ * default bound) take 512 slots, 6 KB.
  *
  * Why not a `Map` of key strings: a few keys inserted and deleted over and over (every
  * record takes its key and gives it back) cost a `Map` a rehash into a new table every few
@@ -28,13 +30,13 @@ export interface KeyHolder {
 /** Keys held → their holders (see the module doc). */
 export class HeldKeys<W extends KeyHolder> {
   readonly #same: (a: W, b: W) => boolean;
-  #bits = 4;
-  #shift = 28; // 32 - #bits: a hash's home slot is its top #bits bits after the Fibonacci multiply
-  #mask = 15;
-  #slots: (W | undefined)[] = new Array<W | undefined>(16).fill(undefined);
-  #hashes = new Int32Array(16);
+  #bits = 6;
+  #shift = 26; // 32 - #bits: a hash's home slot is its top #bits bits after the Fibonacci multiply
+  #mask = 63;
+  #slots: (W | undefined)[] = new Array<W | undefined>(64).fill(undefined);
+  #hashes = new Int32Array(64);
   #size = 0;
-  #limit = 2; // keys it holds before it grows: an eighth of its slots, half past 1,024 slots
+  #limit = 2; // keys it holds before it grows: a thirty-second of its slots, half past 1,024 slots
 
   /**
    * An empty table.
@@ -158,7 +160,7 @@ export class HeldKeys<W extends KeyHolder> {
     this.#mask = (1 << this.#bits) - 1;
     this.#slots = new Array<W | undefined>(1 << this.#bits).fill(undefined);
     this.#hashes = new Int32Array(1 << this.#bits);
-    this.#limit = this.#bits <= 10 ? 1 << (this.#bits - 3) : 1 << (this.#bits - 1);
+    this.#limit = this.#bits <= 10 ? 1 << (this.#bits - 5) : 1 << (this.#bits - 1);
     for (const w of old) if (w !== undefined) this.#put(w);
   }
 }
