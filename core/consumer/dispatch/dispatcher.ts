@@ -79,7 +79,8 @@ export class Dispatcher<M> extends LaneSet<M> {
   /**
    * Queues the records `[from, end)` of a batch (already registered in the lane's tracker,
    * `first` the handle of `messages[0]`), in delivery order, as one run: each record's
-   * {@link Work} (and under `key` ordering its key hash) is made only when it is taken.
+   * {@link Work} is made only when it is taken (under `key` ordering their key hashes are read
+   * now, in one pass: see {@link RecordRun}).
    */
   enqueueRun(lane: Lane<M>, messages: readonly M[], offsets: ArrayLike<number>, first: number, from: number, end: number): void {
     lane.ready.pushRun(new RecordRun<M, Lane<M>>(lane, messages, offsets, first, from, end, this.keys.hashOf));

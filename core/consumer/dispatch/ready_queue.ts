@@ -1,12 +1,12 @@
 /**
  * A lane's records waiting to run (`Lane.ready`), in delivery order. A delivered batch goes
- * in whole as one {@link RecordRun} (its messages, offsets and first handle: no object per
- * record), and a record's {@link Work} is made only when the dispatcher takes it. So a `Work`
- * lives while its record runs (at most the in-flight bound at a time), not while it waits
- * behind thousands of others: the records a lane retains cost no object each, and the few
- * `Work`s alive die young instead of being copied by every garbage collection that happens
- * while a batch waits. Single `Work`s (a claim's unfinished records, a drain's kept ones) go
- * in as they are.
+ * in whole as one {@link RecordRun} (its messages, offsets and first handle, and under `key`
+ * ordering its key hashes: no object per record), and a record's {@link Work} is made only when
+ * the dispatcher takes it. So a `Work` lives while its record runs (at most the in-flight bound
+ * at a time), not while it waits behind thousands of others: the records a lane retains cost
+ * no object each, and the few `Work`s alive die young instead of being copied by every garbage
+ * collection that happens while a batch waits. Single `Work`s (a claim's unfinished records, a
+ * drain's kept ones) go in as they are.
  *
  * @module
  */
@@ -14,10 +14,19 @@ import { Fifo } from "./fifo.ts";
 import { type RecordLane, Work } from "./work.ts";
 
 /**
- * The records `[next, end)` of one delivered batch, not taken yet. `hash`: the key hash of a
- * record (`Dispatcher.keyHash`) under `key` ordering, else none (every `Work` gets -1).
+ * The records `[next, end)` of one delivered batch, not taken yet. Under `key` ordering their
+ * key hashes (`Dispatcher.keyHash`) are read when the run is made, in one pass over the batch,
+ * and kept in an `Int32Array` (4 bytes a record): the client has just decoded those keys, so
+ * they are still in the processor's caches, and one record's loads do not wait for the last's.
+ * Read when each record starts, thousands of records later, a key is a cache miss its record
+ * waits for (about 100 ns a record through `@platformatic/kafka` on Node 24, whose no-op
+ * handler reads nothing else of the record).
  */
 export class RecordRun<M, L extends RecordLane> {
+  /** `key` ordering: the key hash of record `i` at `hashes[i - from]`; else none (every `Work` gets -1). */
+  readonly #hashes: Int32Array | undefined;
+  readonly #from: number;
+
   /**
    * @param lane the lane the records belong to
    * @param messages the batch's records (never changed after delivery)
@@ -25,7 +34,7 @@ export class RecordRun<M, L extends RecordLane> {
    * @param first the tracker handle of `messages[0]` (handles are consecutive)
    * @param next the first record not taken
    * @param end one past the last record of the run
-   * @param hash `key` ordering: a record's key hash
+   * @param hash `key` ordering: a record's key hash (an integer in [0, 2^30), or -1: no key)
    */
   constructor(
     readonly lane: L,
@@ -34,13 +43,19 @@ export class RecordRun<M, L extends RecordLane> {
     readonly first: number,
     public next: number,
     readonly end: number,
-    readonly hash: ((message: M) => number) | undefined,
-  ) {}
+    hash: ((message: M) => number) | undefined,
+  ) {
+    this.#from = next;
+    if (hash !== undefined && end > next) {
+      const hashes = this.#hashes = new Int32Array(end - next);
+      for (let i = next; i < end; i++) hashes[i - next] = hash(messages[i]);
+    }
+  }
 
-  /** The `Work` of record `i` of the batch. */
+  /** The `Work` of record `i` of the batch (`next` ≤ i < `end` when the run was made). */
   work(i: number): Work<M, L> {
-    const m = this.messages[i];
-    return new Work<M, L>(this.lane, m, this.offsets[i], this.first + i, this.hash === undefined ? -1 : this.hash(m));
+    const hashes = this.#hashes;
+    return new Work<M, L>(this.lane, this.messages[i], this.offsets[i], this.first + i, hashes === undefined ? -1 : hashes[i - this.#from]);
   }
 }
 
