@@ -6,7 +6,7 @@
 // "broker" holds, never an output twice).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { decodeCompletedSet, type OutputRecord, ParallelConsumer, type TransactionEvent } from "../../core/mod.ts";
+import { decodeCompletedSet, InvalidArgumentError, type OutputRecord, ParallelConsumer, type RecordContext, type TransactionEvent } from "../../core/mod.ts";
 import { TransactionStage } from "../../core/consumer/port/transactions.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 import { MemoryPort } from "./memory_port.ts";
@@ -57,12 +57,15 @@ describe("runner: exactly-once mode", () => {
   test("a failed attempt's outputs are dropped; dead letters go in the transaction", async () => {
     const client = new MemoryClient();
     const port = new MemoryPort();
+    let late: RecordContext | undefined; // record 0's context, kept past its attempt
     const c = new ParallelConsumer<Msg>(client, {
       engine: "js",
       ordering: "unordered",
       transactional: { port },
       retry: { retries: 1, initialDelayMs: 1, jitter: 0, onExhausted: "dead-letter" },
-      handler: (m, { send, attempt }) => {
+      handler: (m, context) => {
+        const { send, attempt } = context;
+        if (m.offset === 0) late ??= context;
         send!({ topic: "out", value: `${m.value}#${attempt}` });
         if (m.offset === 2 && attempt === 1) throw new Error("transient");
         if (m.offset === 5) throw new Error("poison");
@@ -78,6 +81,11 @@ describe("runner: exactly-once mode", () => {
       "out t/0@0#1", "out t/0@1#1", "out t/0@2#2", "out t/0@3#1", "out t/0@4#1", "out t/0@6#1", "out t/0@7#1", "t.DLT t/0@5",
     ]);
     assert.equal(c.metrics().deadLettered, 1);
+    assert.throws(
+      () => late!.send!({ topic: "out", value: "late" }),
+      (e: unknown) => e instanceof InvalidArgumentError && /send\(\) after the handler of t\/0@0 settled/.test((e as Error).message),
+    );
+    assert.equal(port.outputs.filter((o) => o.value === "late").length, 0, "a send after the attempt settled stages nothing");
     await c.shutdown(100);
   });
 

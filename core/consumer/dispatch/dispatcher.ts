@@ -221,7 +221,7 @@ export class Dispatcher<M> extends LaneSet<M> {
     for (let i = 0; i < n; i++, idx = idx + 1 === n ? 0 : idx + 1) {
       const lane = order[idx];
       if (lane.state === "stopped" || lane.userPaused) continue; // draining lanes still run what their drain kept
-      let w = lane.retry.length === 0 ? undefined : lane.retry.shift();
+      let w = lane.retry.shift();
       if (w === undefined) {
         if (lane.inFlight >= perLane) continue;
         w = byKey ? lane.unblocked.shift() ?? takeReady(lane) : lane.ready.shift();

@@ -16,10 +16,10 @@ import { type ResolvedRetryPolicy, backoffDelay, canRetry } from "./retry.ts";
 import { retryDelay } from "./retry_after.ts";
 import type { StuckRecordError, StuckWatch } from "./stuck.ts";
 import { onSettled, Settlers, thenOf } from "./settlers.ts";
-import type { Handler, RecordContext, TransactionalContext } from "./record_context.ts";
-import { checkOutput, type OutputRecord } from "../port/mod.ts";
+import { StagedOutputs } from "./staged_outputs.ts";
+import type { Handler, RecordContext } from "./record_context.ts";
+import type { OutputRecord } from "../port/mod.ts";
 import { type RecordTracing, type TraceSpan, traceHeaders, tracedOutput } from "../port/mod.ts";
-import { InvalidArgumentError } from "../../errors.ts";
 import { PartitionStoppedError } from "./partition_stopped.ts";
 import { Completion } from "../../tracker/engine.ts";
 
@@ -127,20 +127,12 @@ export class RecordRunner<M> {
 
   /** {@link start} in exactly-once mode: the handler's context gains `send`, whose outputs are kept only if the attempt succeeds. */
   #startTransactional(work: Work<M, Lane<M>>): void {
-    // This attempt's outputs, kept only if it succeeds.
-    const staged: OutputRecord[] = [];
-    let open = true;
-    const send = (...records: OutputRecord[]): void => {
-      if (!open) throw new InvalidArgumentError(`send() after the handler of ${work.topic}/${work.partition}@${work.offset} settled`);
-      for (const r of records) staged.push(checkOutput(r));
-    };
-    const end = (): void => void (open = false);
-    const context = { topic: work.topic, partition: work.partition, offset: work.offset, attempt: work.attempt, signal: work.signal, send } as TransactionalContext;
-    const ok = (): void => (end(), this.attemptOk(work, staged));
-    const failed = (error: unknown): void => (end(), this.attemptFailed(work, error));
+    const stage = new StagedOutputs(work);
+    const ok = (): void => this.attemptOk(work, stage.close());
+    const failed = (error: unknown): void => (stage.close(), this.attemptFailed(work, error));
     let result: unknown;
     try {
-      result = this.#handler(work.message, context);
+      result = this.#handler(work.message, stage.context);
     } catch (error) {
       failed(error);
       return;
@@ -157,17 +149,8 @@ export class RecordRunner<M> {
    */
   #startTraced(work: Work<M, Lane<M>>, tracing: RecordTracing<M>): void {
     const span = work.span = tracing.record(work);
-    let context: RecordContext = work;
-    let staged: OutputRecord[] | undefined;
-    let open = true;
-    if (this.#tx) {
-      const mine: OutputRecord[] = staged = [];
-      const send = (...records: OutputRecord[]): void => {
-        if (!open) throw new InvalidArgumentError(`send() after the handler of ${work.topic}/${work.partition}@${work.offset} settled`);
-        for (const r of records) mine.push(tracedOutput(checkOutput(r), span));
-      };
-      context = { topic: work.topic, partition: work.partition, offset: work.offset, attempt: work.attempt, signal: work.signal, send } as TransactionalContext;
-    }
+    const stage = this.#tx ? new StagedOutputs(work, (output) => tracedOutput(output, span)) : undefined;
+    const context: RecordContext = stage?.context ?? work;
     let result: unknown, threw = false, thrown: unknown, then: PromiseLike<unknown>["then"] | undefined;
     span.run(() => {
       try {
@@ -182,18 +165,17 @@ export class RecordRunner<M> {
     // renames each named closure with Object.defineProperty, per record (bench/consumer_path.ts
     // --tracing noop: 16 % of the CPU on Node).
     if (threw) {
-      open = false;
+      stage?.close();
       this.attemptFailed(work, thrown);
     } else if ((then = thenOf(result)) !== undefined) {
       onSettled(
         result as PromiseLike<unknown>,
         then,
-        () => ((open = false), this.attemptOk(work, staged)),
-        (error: unknown) => ((open = false), this.attemptFailed(work, error)),
+        () => this.attemptOk(work, stage?.close()),
+        (error: unknown) => (stage?.close(), this.attemptFailed(work, error)),
       );
     } else {
-      open = false;
-      this.attemptOk(work, staged);
+      this.attemptOk(work, stage?.close());
     }
   }
 
