@@ -24,12 +24,14 @@
 // test:kafka waits for it. A step's output is printed whole when it ends (steps run side by
 // side); `npm run <step>` runs one step alone, with its own broker.
 //
-// At the end: every step's seconds (the slowest first), the lanes' wall time and the total.
+// At the end: every step's seconds (the slowest first), the lanes' wall time, the failed
+// tests by name with the first line of their errors (scripts/test-output.mjs), and the total.
 // A step that runs past 25 minutes (OFFSET_FRONTIER_STEP_MINUTES) is ended and fails.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { parseCli, usageError } from "./cli.mjs";
+import { counts, failedTests } from "./test-output.mjs";
 
 const scripts = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).scripts;
 const ALL = ["typecheck", "lint", "check:wasm", "test:node", "test:bun", "test:deno", "test:kafka", "test:pack", "test:docs", "test:crash", "test:gap", "test:chaos", "test:browser"];
@@ -46,23 +48,6 @@ seconds, slowest first, and the total.`,
 const unknownStep = only.find((s) => !ALL.includes(s));
 if (unknownStep !== undefined) usageError("test", `unknown step ${JSON.stringify(unknownStep)}; steps are ${ALL.join(", ")}`);
 const wanted = (script) => only.length === 0 || only.includes(script);
-
-/** Passing and failing counts from node:test (TAP), bun test and deno test output. */
-export function counts(text) {
-  // deno/bun/node print ANSI colours
-  const plain = text.replace(new RegExp(String.fromCharCode(27) + "\\[[0-9;]*m", "g"), "");
-  let pass = 0, fail = 0, found = false;
-  for (const m of plain.matchAll(/^# pass (\d+)\s*$/gm)) (pass += +m[1]), (found = true);
-  for (const m of plain.matchAll(/^# fail (\d+)\s*$/gm)) fail += +m[1];
-  for (const m of plain.matchAll(/^\s*(\d+) pass\s*$/gm)) (pass += +m[1]), (found = true);
-  for (const m of plain.matchAll(/^\s*(\d+) fail\s*$/gm)) fail += +m[1];
-  for (const m of plain.matchAll(/^(?:ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/gm)) {
-    pass += Math.max(+m[1], +(m[2] ?? 0)); // deno counts describe blocks as tests, their tests as steps
-    fail += +m[3];
-    found = true;
-  }
-  return { pass, fail, found };
-}
 
 const T0 = Date.now();
 const secs = (ms) => (ms / 1000).toFixed(1);
@@ -116,6 +101,7 @@ for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
 }
 
 const summary = []; // { name, line, ms }
+const failures = []; // "step: test — why", printed last so that a log's tail names them
 let failed = false, totalPass = 0, totalFail = 0;
 
 /**
@@ -146,6 +132,11 @@ async function step(name, { script = name, command, counts: counted = false, env
   process.stdout.write(`\n=== ${name} (${secs(ms)}s, ended ${at()}) ===\n${out}${out.endsWith("\n") ? "" : "\n"}`);
   let line = `${name.padEnd(18)} ${code === 0 ? "ok" : `FAILED (exit ${code}${signal ? ` ${signal}` : ""})`} in ${secs(ms).padStart(6)}s`;
   if (code !== 0) failed = true;
+  if (code !== 0 || (counted && counts(out).fail > 0)) {
+    const named = failedTests(out);
+    for (const t of named) failures.push(`${name}: ${t}`);
+    if (named.length === 0) failures.push(`${name}: exit ${code}${signal ? ` ${signal}` : ""}, no failed test named in its output (printed above)`);
+  }
   if (counted) {
     const c = counts(out);
     totalPass += c.pass;
@@ -266,5 +257,6 @@ const total = Date.now() - T0;
 const sum = summary.filter((s) => s.ms > 0).reduce((n, s) => n + s.ms, 0);
 console.log(`\n=== summary (slowest first) ===\n${[...summary].sort((a, b) => b.ms - a.ms).map((s) => s.line).join("\n")}`);
 console.log(`\nlanes: ${lanes.join(", ")}; steps add up to ${secs(sum)}s`);
+if (failures.length > 0) console.log(`\n=== failed (${failures.length}) ===\n${failures.join("\n")}`);
 console.log(`total ${secs(total)}s (${(total / 60000).toFixed(1)} min): ${totalPass} passed, ${totalFail} failed`);
 process.exit(failed || totalFail > 0 ? 1 : 0);
