@@ -86,6 +86,10 @@ bench/results/tmp/consumer.json.
   --node V             the Node of the node children: this one (default), 22 or 24 (the pinned
                        Node of scripts/install-node.mjs); platformatic needs >= 22.22
   --reps N             rounds per child (default 11)
+  --processes N        children per runtime and client, one after another (default 1); their
+                       rounds are pooled for the medians. A process's JIT settles its own way
+                       (the same pass can take 820 ns a record in one process and 1,090 in the
+                       next), so one process's medians are that process's, not the runtime's
   --variants LIST      of ${VARIANTS.map((v) => v.variant).join(", ")} (default all; plain, the baseline, always runs)
   --commit-mode M      the runner's commit.mode: eager (default) or interval
   --no-completed-set   the runner without completed sets in its commits
@@ -106,6 +110,7 @@ bench/results/tmp/consumer.json.
     partitions: { type: "string" },
     node: { type: "string" },
     reps: { type: "string" },
+    processes: { type: "string" },
     variants: { type: "string" },
     "commit-mode": { type: "string" },
     "no-completed-set": { type: "boolean" },
@@ -119,6 +124,7 @@ const runtimes = (o.runtime === undefined ? RUNTIMES : listFlag(NAME, "runtime",
 const clients = (o.client === undefined ? CLIENTS : listFlag(NAME, "client", o.client, CLIENTS)) as Client[];
 const RECORDS = o.records === undefined ? 300_000 : intFlag(NAME, "records", o.records, 1);
 const REPS = o.reps === undefined ? 11 : intFlag(NAME, "reps", o.reps, 1);
+const PROCESSES = o.processes === undefined ? 1 : intFlag(NAME, "processes", o.processes, 1, 50);
 const chosen = o.variants === undefined ? undefined : listFlag(NAME, "variants", o.variants, VARIANTS.map((v) => v.variant));
 /** The variants this run measures: `--variants`, plus the baseline. */
 const RUN = VARIANTS.filter((v) => chosen === undefined || v.variant === BASE || chosen.includes(v.variant));
@@ -174,6 +180,24 @@ async function runChild(rt: RuntimeName, client: Client, brokers: string, topic:
       else resolveRun(JSON.parse(line) as RunResult);
     });
   });
+}
+
+/**
+ * {@link runChild} `PROCESSES` times, one after another, as one result: the rounds (and stalls)
+ * of every process in turn, the load average before the first and after the last.
+ */
+async function runChildren(rt: RuntimeName, client: Client, brokers: string, topic: string): Promise<RunResult> {
+  const runs: RunResult[] = [];
+  for (let i = 0; i < PROCESSES; i++) runs.push(await runChild(rt, client, brokers, topic));
+  if (runs.length === 1) return runs[0];
+  const shift = (i: number): number => runs.slice(0, i).reduce((n, r) => n + r.rounds.length, 0);
+  return {
+    ...runs[0],
+    rounds: runs.flatMap((r) => r.rounds),
+    stalls: runs.flatMap((r, i) => r.stalls.map((x) => ({ ...x, round: x.round + shift(i) }))),
+    loadAverage: { before: runs[0].loadAverage.before, after: runs[runs.length - 1].loadAverage.after },
+    processRounds: runs.map((r) => r.rounds.length),
+  };
 }
 
 const median = (xs: number[]): number => {
@@ -239,6 +263,8 @@ interface Paired {
   rounds: number[];
   /** Median records per wall-clock second of the async passes of those rounds. */
   medianAsyncRecordsPerSec: number;
+  /** With `--processes` above 1: each process's median of async ÷ sync per CPU-second. */
+  processMedians?: number[];
 }
 
 /**
@@ -253,6 +279,12 @@ function paired(result: RunResult): Partial<Record<PairName, Paired>> {
     if (both.length === 0) continue;
     const ratio = (k: keyof Rate): number[] => both.map((r) => r[async]![k] / r[sync]![k]);
     const cpu = ratio("cpu");
+    const counts = result.processRounds;
+    const perProcess = counts === undefined ? undefined : counts.map((n, i) => {
+      const from = counts.slice(0, i).reduce((a, b) => a + b, 0);
+      const xs = result.rounds.slice(from, from + n).filter((r) => r[sync] && r[async]).map((r) => r[async]!.cpu / r[sync]!.cpu);
+      return xs.length === 0 ? NaN : +median(xs).toFixed(3);
+    });
     out[ordering] = {
       medianCpuRatio: +median(cpu).toFixed(3),
       min: +Math.min(...cpu).toFixed(3),
@@ -260,6 +292,7 @@ function paired(result: RunResult): Partial<Record<PairName, Paired>> {
       medianWallRatio: +median(ratio("wall")).toFixed(3),
       rounds: cpu.map((x) => +x.toFixed(3)),
       medianAsyncRecordsPerSec: Math.round(median(both.map((r) => r[async]!.wall))),
+      ...(perProcess !== undefined ? { processMedians: perProcess } : {}),
     };
   }
   return out;
@@ -300,7 +333,7 @@ await withBroker(async (brokers) => {
   for (const partitions of PARTITION_COUNTS) {
     for (const [rt, client] of children) {
       try {
-        const result = await runChild(rt, client, brokers, topics.get(partitions)!);
+        const result = await runChildren(rt, client, brokers, topics.get(partitions)!);
         results.push({ result, rows: rows(result), partitions, paired: paired(result) });
       } catch (error) {
         // The other children's figures still count: report this one as failed and go on.
@@ -317,7 +350,7 @@ await withBroker(async (brokers) => {
     const load = (xs: number[]): string => xs[0].toFixed(1);
     console.log(
       `\n${label(result)} (${result.runtime} ${result.version}, ${result.client} ${result.clientVersion}): no-op handler, ${f(RECORDS)} records, ${partitions} partitions, ` +
-        `${REPS} rounds, medians (1-min load average ${load(result.loadAverage.before)} → ${load(result.loadAverage.after)})`,
+        `${PROCESSES > 1 ? `${PROCESSES} processes × ` : ""}${REPS} rounds, medians (1-min load average ${load(result.loadAverage.before)} → ${load(result.loadAverage.after)})`,
     );
     console.log("| variant | records/s | × plain | records per CPU-s | × plain | commits | stalled passes | async ÷ sync per CPU-s, per round: median (min–max) |");
     console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
@@ -393,7 +426,8 @@ await withBroker(async (brokers) => {
         const p = pairs[ordering];
         if (!p) return [];
         const mark = ordering === "plain" ? "(no runner: the floor)" : p.medianCpuRatio >= ASYNC_TARGET ? "✓" : "✗";
-        return [`${ordering} ${spread(p)} ${mark}, ${f(p.medianAsyncRecordsPerSec)} rec/s, ${p.rounds.length}`];
+        const each = p.processMedians ? ` (each process: ${p.processMedians.map((x) => x.toFixed(2)).join(", ")})` : "";
+        return [`${ordering} ${spread(p)} ${mark}, ${f(p.medianAsyncRecordsPerSec)} rec/s, ${p.rounds.length}${each}`];
       });
       if (parts.length > 0) console.log(`  ${label(result)}${PARTITION_COUNTS.length > 1 ? `, ${partitions} partitions` : ""}: ${parts.join("; ")}`);
     }
@@ -424,6 +458,7 @@ await withBroker(async (brokers) => {
       ...(childFlags.length ? { flags: childFlags } : {}),
     },
     rounds: REPS,
+    processes: PROCESSES,
     baseline: "the client's own plain loop, no commits: eachBatch (KafkaJS, Confluent), the consume() stream (@platformatic/kafka)",
     measured:
       "the client's first eachBatch call on both sides (platformatic: the first Fetch request sent) → last record; wall clock and the child process's CPU time (user + system)",

@@ -59,6 +59,8 @@ export interface RunResult {
   /** Passes that stalled (left out of the rounds): round, variant, what was reached. */
   stalls: Array<{ round: number; variant: Variant; error: string }>;
   loadAverage: { before: number[]; after: number[] };
+  /** bench:consumer `--processes`: how many of `rounds` each process ran, in order (absent: one process). */
+  processRounds?: number[];
 }
 
 const NAME = "consumer_run";
