@@ -132,13 +132,13 @@ async function step(name, { script = name, command, counts: counted = false, env
   process.stdout.write(`\n=== ${name} (${secs(ms)}s, ended ${at()}) ===\n${out}${out.endsWith("\n") ? "" : "\n"}`);
   let line = `${name.padEnd(18)} ${code === 0 ? "ok" : `FAILED (exit ${code}${signal ? ` ${signal}` : ""})`} in ${secs(ms).padStart(6)}s`;
   if (code !== 0) failed = true;
-  if (code !== 0 || (counted && counts(out).fail > 0)) {
+  const c = counted ? counts(out) : undefined;
+  if (code !== 0 || (c !== undefined && c.fail > 0)) {
     const named = failedTests(out);
     for (const t of named) failures.push(`${name}: ${t}`);
     if (named.length === 0) failures.push(`${name}: exit ${code}${signal ? ` ${signal}` : ""}, no failed test named in its output (printed above)`);
   }
-  if (counted) {
-    const c = counts(out);
+  if (c !== undefined) {
     totalPass += c.pass;
     totalFail += c.fail;
     line += `: ${c.pass} passed, ${c.fail} failed`;
