@@ -209,8 +209,10 @@ describe("runner: rebalances and shutdown", () => {
 
   test("shutdown under key ordering still runs records parked below the highest started offset", async () => {
     const client = new MemoryClient();
-    let release!: () => void;
+    let release!: () => void, releaseOthers!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    const others = new Promise<void>((r) => (releaseOthers = r));
+    const started: number[] = [];
     const done: number[] = [];
     const keys = ["A", "A", "B", "C", "D", "E", "F", "G", "H", "I"];
     const c = new ParallelConsumer(client, {
@@ -218,17 +220,23 @@ describe("runner: rebalances and shutdown", () => {
       ordering: "key",
       concurrency: 4,
       handler: async (m) => {
+        started.push(m.offset);
         if (m.offset === 0) await gate;
-        else await sleep(10);
+        else if (m.offset !== 1) await others; // each record but 0 and 1 waits for the shutdown to begin
         done.push(m.offset);
       },
     });
     await c.start();
     client.sink.assigned(one);
     client.deliver("t", 0, range(0, 10), 10, (o) => keys[o]);
-    await sleep(2); // 0, 2, 3, 4 run; 1 waits behind key A; 5… wait for a worker
+    // 0, 2, 3, 4 run; 1 waits behind key A; 5… wait for a worker. No clock decides it: on a loaded
+    // machine a timer set for 2 ms fired after records sleeping 10 ms had ended and 5… had started.
+    await until(() => started.length === 4);
+    assert.deepEqual([...started].sort((a, b) => a - b), [0, 2, 3, 4]);
     const stopped = c.shutdown();
     await sleep(30);
+    releaseOthers(); // 2, 3, 4 end during the shutdown: their workers start nothing queued above 4
+    await sleep(10);
     release();
     await stopped;
     // 1 ran after 0 (its key), although shutdown had begun: what completed is a prefix
