@@ -38,6 +38,7 @@ import { unique } from "../test/kafka/helpers.ts";
 import { cli, intFlag, type RuntimeName, usageError } from "./cli.ts";
 import { listFlag } from "../scripts/cli.mjs";
 import type { Client, Rate, RunResult, Variant } from "./consumer_run.ts";
+import { median, PAIRS, type Paired, paired, pool, type Row, rows } from "./consumer_results.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -56,16 +57,6 @@ const VARIANTS: Array<{ variant: Variant; name: string }> = [
   { variant: "key-async", name: "runner, key, async handler" },
   { variant: "plain-async", name: "plain loop, a resolved promise and then() a record (no runner)" },
 ];
-/** What is paired: a runner ordering's async ÷ sync, or the plain loop's (`plain-async` ÷ `plain`). */
-type PairName = "unordered" | "key" | "plain";
-/** The async variants and the sync variant each is paired with, per round. */
-const PAIRS: Array<{ ordering: PairName; sync: Variant; async: Variant }> = [
-  { ordering: "unordered", sync: "unordered", async: "unordered-async" },
-  { ordering: "key", sync: "key", async: "key-async" },
-  // the async floor through the client: what a promise and a then() a record cost with no runner
-  { ordering: "plain", sync: "plain", async: "plain-async" },
-];
-
 const o = cli(
   NAME,
   `usage: npm run bench:consumer -- [options]
@@ -182,121 +173,13 @@ async function runChild(rt: RuntimeName, client: Client, brokers: string, topic:
   });
 }
 
-/**
- * {@link runChild} `PROCESSES` times, one after another, as one result: the rounds (and stalls)
- * of every process in turn, the load average before the first and after the last.
- */
+/** {@link runChild} `PROCESSES` times, one after another, as one result ({@link pool}). */
 async function runChildren(rt: RuntimeName, client: Client, brokers: string, topic: string): Promise<RunResult> {
   const runs: RunResult[] = [];
   for (let i = 0; i < PROCESSES; i++) runs.push(await runChild(rt, client, brokers, topic));
-  if (runs.length === 1) return runs[0];
-  const shift = (i: number): number => runs.slice(0, i).reduce((n, r) => n + r.rounds.length, 0);
-  return {
-    ...runs[0],
-    rounds: runs.flatMap((r) => r.rounds),
-    stalls: runs.flatMap((r, i) => r.stalls.map((x) => ({ ...x, round: x.round + shift(i) }))),
-    loadAverage: { before: runs[0].loadAverage.before, after: runs[runs.length - 1].loadAverage.after },
-    processRounds: runs.map((r) => r.rounds.length),
-  };
+  return pool(runs);
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-
-/**
- * The name of a variant in `client`'s table: the baseline is the client's own plain loop,
- * `eachBatch` for KafkaJS and Confluent's client, the `consume()` stream for @platformatic/kafka.
- */
-function variantName(client: Client, variant: Variant, name: string): string {
-  const loop = client === "platformatic" ? "plain consume() stream" : "plain eachBatch";
-  if (variant === "plain") return `${loop}, no commits`;
-  if (variant === "plain-autocommit") return `${loop}, ${client === "platformatic" ? "autocommit" : "autoCommit"}`;
-  return name;
-}
-
-/** One row of a runtime's table. */
-interface Row {
-  name: string;
-  variant: Variant;
-  medianRecordsPerSec: number;
-  medianRecordsPerCpuSec: number;
-  ratioToPlain: { wall: number; cpu: number };
-  medianCommits: number;
-  runs: number[];
-  runsPerCpuSec: number[];
-  /** Passes of this variant that stalled (left out of the medians). */
-  stalled: number;
-}
-
-function rows(result: RunResult): Row[] {
-  const of = (v: Variant, k: keyof Rate): number[] => result.rounds.flatMap((r) => (r[v] ? [r[v]![k]] : []));
-  const base = { wall: median(of(BASE, "wall")), cpu: median(of(BASE, "cpu")) };
-  return RUN.map(({ variant, name }) => {
-    const wall = median(of(variant, "wall")), cpu = median(of(variant, "cpu"));
-    return {
-      name: variantName(result.client, variant, name),
-      variant,
-      medianRecordsPerSec: Math.round(wall),
-      medianRecordsPerCpuSec: Math.round(cpu),
-      ratioToPlain: { wall: +(wall / base.wall).toFixed(3), cpu: +(cpu / base.cpu).toFixed(3) },
-      medianCommits: median(of(variant, "commits")),
-      runs: of(variant, "wall").map(Math.round),
-      runsPerCpuSec: of(variant, "cpu").map(Math.round),
-      stalled: result.stalls.filter((x) => x.variant === variant).length,
-    };
-  });
-}
-
-/** One ordering's async handler ÷ its sync handler, paired per round (that round's two passes). */
-interface Paired {
-  /** Median over the rounds of async ÷ sync, records per CPU-second. */
-  medianCpuRatio: number;
-  /** The lowest and highest round's async ÷ sync per CPU-second. */
-  min: number;
-  max: number;
-  /** Median over the rounds of async ÷ sync, records per wall-clock second. */
-  medianWallRatio: number;
-  /** Per round, in order, async ÷ sync per CPU-second (a round with a stalled pass on either side left out). */
-  rounds: number[];
-  /** Median records per wall-clock second of the async passes of those rounds. */
-  medianAsyncRecordsPerSec: number;
-  /** With `--processes` above 1: each process's median of async ÷ sync per CPU-second. */
-  processMedians?: number[];
-}
-
-/**
- * The paired async ÷ sync figures of each ordering that ran both ways in `result`'s rounds.
- * None with `--async-handler`: it makes the sync variants async too.
- */
-function paired(result: RunResult): Partial<Record<PairName, Paired>> {
-  const out: Partial<Record<PairName, Paired>> = {};
-  if (o["async-handler"]) return out;
-  for (const { ordering, sync, async } of PAIRS) {
-    const both = result.rounds.filter((r) => r[sync] && r[async]);
-    if (both.length === 0) continue;
-    const ratio = (k: keyof Rate): number[] => both.map((r) => r[async]![k] / r[sync]![k]);
-    const cpu = ratio("cpu");
-    const counts = result.processRounds;
-    const perProcess = counts === undefined ? undefined : counts.map((n, i) => {
-      const from = counts.slice(0, i).reduce((a, b) => a + b, 0);
-      const xs = result.rounds.slice(from, from + n).filter((r) => r[sync] && r[async]).map((r) => r[async]!.cpu / r[sync]!.cpu);
-      return xs.length === 0 ? NaN : +median(xs).toFixed(3);
-    });
-    out[ordering] = {
-      medianCpuRatio: +median(cpu).toFixed(3),
-      min: +Math.min(...cpu).toFixed(3),
-      max: +Math.max(...cpu).toFixed(3),
-      medianWallRatio: +median(ratio("wall")).toFixed(3),
-      rounds: cpu.map((x) => +x.toFixed(3)),
-      medianAsyncRecordsPerSec: Math.round(median(both.map((r) => r[async]!.wall))),
-      ...(perProcess !== undefined ? { processMedians: perProcess } : {}),
-    };
-  }
-  return out;
-}
 /** The target of issue 44: an async no-op handler at ≥ 0.85 × the sync rate per CPU-second. */
 const ASYNC_TARGET = 0.85;
 
@@ -334,7 +217,7 @@ await withBroker(async (brokers) => {
     for (const [rt, client] of children) {
       try {
         const result = await runChildren(rt, client, brokers, topics.get(partitions)!);
-        results.push({ result, rows: rows(result), partitions, paired: paired(result) });
+        results.push({ result, rows: rows(result, RUN, BASE), partitions, paired: o["async-handler"] ? {} : paired(result) });
       } catch (error) {
         // The other children's figures still count: report this one as failed and go on.
         failures.push(`${partitions} partitions: ${error instanceof Error ? error.message : String(error)}`);

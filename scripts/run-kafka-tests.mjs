@@ -18,6 +18,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { parseCli, usageError } from "./cli.mjs";
+import { plain as withoutColours } from "./test-output.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -95,7 +96,7 @@ const COMMANDS = {
 
 /** Passing and failing counts from node:test (TAP), bun test and deno test output. */
 function counts(text) {
-  const plain = text.replace(new RegExp(String.fromCharCode(27) + "\\[[0-9;]*m", "g"), "");
+  const plain = withoutColours(text);
   let pass = 0, fail = 0;
   for (const m of plain.matchAll(/^# pass (\d+)\s*$/gm)) pass += +m[1];
   for (const m of plain.matchAll(/^# fail (\d+)\s*$/gm)) fail += +m[1];
