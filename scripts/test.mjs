@@ -259,4 +259,6 @@ console.log(`\n=== summary (slowest first) ===\n${[...summary].sort((a, b) => b.
 console.log(`\nlanes: ${lanes.join(", ")}; steps add up to ${secs(sum)}s`);
 if (failures.length > 0) console.log(`\n=== failed (${failures.length}) ===\n${failures.join("\n")}`);
 console.log(`total ${secs(total)}s (${(total / 60000).toFixed(1)} min): ${totalPass} passed, ${totalFail} failed`);
-process.exit(failed || totalFail > 0 ? 1 : 0);
+// After stdout has taken everything written (see run-kafka-tests.mjs: a pipe not drained yet loses
+// what an immediate exit leaves queued).
+process.stdout.write("", () => process.exit(failed || totalFail > 0 ? 1 : 0));
