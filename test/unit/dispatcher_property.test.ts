@@ -137,7 +137,7 @@ async function run(ordering: Ordering, reader: KeyReader<M>, concurrency: number
   const stop = (l: Lane<M>, state: "draining" | "stopped", until: number, keepBelow: boolean, call: () => W[]): void => {
     const p = l.partition;
     if (st[p] === "active" || state === "stopped") st[p] = state;
-    if (state === "draining" && until > untilM[p]) untilM[p] = until;
+    if (state === "draining") untilM[p] = keepBelow ? Math.max(untilM[p], until) : 0; // keeping nothing: no time left
     const noTime = l.userPaused || !hasTime(p);
     const keep = st[p] === "draining" && !l.userPaused && keepBelow ? model.maxStarted[p] : -1;
     const want = model.stopDrops(p, noTime, keep);

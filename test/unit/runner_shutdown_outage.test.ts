@@ -3,7 +3,7 @@
 // otherwise the shutdown ends on time and says what it could not commit.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ParallelConsumer, ShutdownCommitError } from "../../core/mod.ts";
+import { ParallelConsumer, RetryAfterError, ShutdownCommitError } from "../../core/mod.ts";
 import { MemoryClient, type Msg, range, sleep, until } from "./runner_client.ts";
 
 /** A consumer whose commits, while `state.down`, report the cluster out of reach and fail (as the KafkaJS binding's do). */
@@ -109,6 +109,85 @@ describe("shutdown while the stall guard holds", () => {
     const report = errors.filter((e): e is ShutdownCommitError => e instanceof ShutdownCommitError);
     assert.equal(report.length, 1, "one report");
     assert.equal(report[0].partitions[0].safe, 1, "the safe position counts record 0, which was running");
+    assert.equal(c.state, "stopped");
+  });
+});
+
+// Commits that are only late (not refused, the cluster not reported out of reach) hold
+// dispatching too (the count bound: `commit.maxUncommitted` records finished since the last
+// acknowledgement). A loaded machine makes them late; the real-broker retry-after test saw it
+// (Confluent, CI): the shutdown began held, the drain dropped the record waiting to retry,
+// and it never ran although the commit landed a moment later. The drain now commits first
+// when it begins held and the cluster is not reported out of reach: an acknowledgement ends
+// the hold, and the drain then keeps what it would have kept unheld.
+describe("shutdown while commits are late", () => {
+  const lateCommits = (client: MemoryClient): { release: () => void } => {
+    let open = false;
+    const waiting: Array<() => void> = [];
+    client.commitImpl = () => (open ? Promise.resolve() : new Promise<void>((r) => waiting.push(r)));
+    return {
+      release: () => {
+        open = true;
+        for (const r of waiting.splice(0)) r();
+      },
+    };
+  };
+
+  for (const ordering of ["key", "unordered"] as const) {
+    test(`${ordering}: the record waiting to retry runs within the grace once the commit lands, and the final commit passes it`, async () => {
+      const client = new MemoryClient();
+      const commits = lateCommits(client);
+      const runs = new Map<number, number>();
+      const c = new ParallelConsumer<Msg>(client, {
+        engine: "js",
+        ordering,
+        concurrency: 8,
+        retry: { retries: 3, maxDelayMs: 60_000 },
+        handler: (_m, { offset, attempt }) => {
+          runs.set(offset, (runs.get(offset) ?? 0) + 1);
+          if (offset === 5 && attempt === 1) throw new RetryAfterError(60_000);
+        },
+      });
+      await c.start();
+      client.sink.assigned([{ topic: "t", partition: 0 }]);
+      client.deliver("t", 0, range(0, 200), 200, (o) => `k${o}`);
+      await until(() => runs.size === 200, 3_000, "every record ran once");
+      await until(() => c.metrics().stalled, 3_000, "the hold is on: 199 finished, no acknowledgement");
+      const stopping = c.shutdown(3_000);
+      setTimeout(commits.release, 100); // the commit in flight lands during the drain
+      await stopping;
+      assert.equal(runs.get(5), 2, "the retry was brought forward and ran");
+      assert.equal(client.committed.get("t/0"), 200, "the final commit passes it");
+      assert.equal(c.state, "stopped");
+    });
+  }
+
+  test("late commits that never land within the grace: nothing queued starts, the shutdown ends on time", async () => {
+    const client = new MemoryClient();
+    lateCommits(client); // never released
+    const runs = new Map<number, number>();
+    const errors: unknown[] = [];
+    const c = new ParallelConsumer<Msg>(client, {
+      engine: "js",
+      ordering: "key",
+      concurrency: 8,
+      retry: { retries: 3, maxDelayMs: 60_000 },
+      commit: { timeoutMs: 300 },
+      handler: (_m, { offset, attempt }) => {
+        runs.set(offset, (runs.get(offset) ?? 0) + 1);
+        if (offset === 5 && attempt === 1) throw new RetryAfterError(60_000);
+      },
+      on: { error: (e) => errors.push(e.error) },
+    });
+    await c.start();
+    client.sink.assigned([{ topic: "t", partition: 0 }]);
+    client.deliver("t", 0, range(0, 200), 200, (o) => `k${o}`);
+    await until(() => runs.size === 200 && c.metrics().stalled, 3_000, "every record ran once; the hold is on");
+    const t0 = Date.now();
+    await c.shutdown(600);
+    const tookMs = Date.now() - t0;
+    assert.equal(runs.get(5), 1, "the record waiting to retry did not run: nothing it finished could be committed");
+    assert.ok(tookMs < 4_000, `the shutdown ended with the grace and the final commit's bound (${tookMs} ms)`);
     assert.equal(c.state, "stopped");
   });
 });

@@ -2,11 +2,12 @@
  * The shutdown drain: stop fetching, let running records finish within the grace, commit
  * the safe positions, revoke every tracker, disconnect. What finishes after the grace is
  * not counted. While the stall guard holds dispatching (commits do not land) the drain
- * starts nothing: only the records running at the shutdown finish. During an outage the final commit is tried again, with backoff, for what is
- * left of the grace (at least {@link FINAL_COMMIT_MIN_MS}); what it could not commit is
- * reported as a {@link ShutdownCommitError} (an `error` event of kind `commit`) naming each
- * partition's safe position and the last acknowledged one: the next owner redoes the
- * records between them.
+ * first commits, unless the cluster is reported out of reach; if the hold outlasts that, it
+ * starts nothing: only the records running at the shutdown finish. During an outage the
+ * final commit is tried again, with backoff, for what is left of the grace (at least
+ * {@link FINAL_COMMIT_MIN_MS}); what it could not commit is reported as a
+ * {@link ShutdownCommitError} (an `error` event of kind `commit`) naming each partition's
+ * safe position and the last acknowledged one: the next owner redoes the records between them.
  *
  * @module
  */
@@ -23,6 +24,16 @@ import { ShutdownCommitError, type UncommittedPartition } from "../../errors.ts"
 
 /** During an outage the final commit gets what is left of the grace, and at least this long. */
 export const FINAL_COMMIT_MIN_MS = 1_000;
+
+/** `work`'s outcome, or `"timeout"` once `until` (`Date.now()` ms) passed first. */
+async function beforeDeadline<T>(work: Promise<T>, until: number): Promise<T | "timeout"> {
+  const left = sleep(Math.max(0, until - Date.now()));
+  try {
+    return await Promise.race([work, left.promise.then(() => "timeout" as const)]);
+  } finally {
+    left.cancel();
+  }
+}
 
 /** What {@link drainAndClose} drives. */
 export interface ShutdownInputs<M> {
@@ -59,14 +70,18 @@ export async function drainAndClose<M>(inputs: ShutdownInputs<M>, graceMs: numbe
   }
   const lanes = [...dispatcher.lanes()];
   const until = Date.now() + graceMs;
-  // Held (the cluster out of reach, a commit refused, acknowledgements late): what starts
-  // now could not be committed either, so only the running records finish; the queued ones
-  // (those below the highest started offset and retries included) are left to the next
-  // owner, never started here, and the grace goes to the final commit's attempts instead.
-  const held = dispatcher.held;
-  for (const lane of lanes) dispatcher.stopLane(lane, "draining", held ? 0 : until, !held);
-  dispatcher.pump(); // what the drain kept (records below the highest started offset)
-  const grace = sleep(graceMs);
+  for (const lane of lanes) dispatcher.stopLane(lane, "draining", until, true);
+  // Held, the cluster not reported out of reach (acknowledgements late, a commit refused):
+  // commit first, within the grace. An acknowledgement ends the hold (a loaded machine's late
+  // commits) and the drain goes on as if unheld; nothing starts while it waits.
+  if (dispatcher.held && !inputs.stall.outage) await beforeDeadline(scheduler.flush(), until);
+  // Still held: what starts now could not be committed either, so only the running records
+  // finish; the queued ones (those below the highest started offset and retries included)
+  // are left to the next owner, never started here, and the grace goes to the final
+  // commit's attempts instead.
+  if (dispatcher.held) for (const lane of lanes) dispatcher.stopLane(lane, "draining", 0, false);
+  dispatcher.pump(); // what the drain kept (records below the highest started offset, retries)
+  const grace = sleep(Math.max(0, until - Date.now()));
   const outcome = await Promise.race([Promise.all(lanes.map((l) => l.idle())), grace.promise]);
   grace.cancel();
   dispatcher.halt();
@@ -80,15 +95,7 @@ export async function drainAndClose<M>(inputs: ShutdownInputs<M>, graceMs: numbe
   // with backoff, for what is left of the grace (at least FINAL_COMMIT_MIN_MS, should the
   // cluster be back), then the shutdown goes on; nothing unacknowledged moves `confirmed`.
   const deadline = Math.max(until, Date.now() + FINAL_COMMIT_MIN_MS);
-  const bounded = async <T>(work: Promise<T>): Promise<T | "timeout"> => {
-    if (!watch.waiting) return await work;
-    const left = sleep(Math.max(0, deadline - Date.now()));
-    try {
-      return await Promise.race([work, left.promise.then(() => "timeout" as const)]);
-    } finally {
-      left.cancel();
-    }
-  };
+  const bounded = async <T>(work: Promise<T>): Promise<T | "timeout"> => watch.waiting ? await beforeDeadline(work, deadline) : await work;
   let attempts = 1;
   let flushed = await bounded(scheduler.flush());
   for (let delay = 100; flushed !== true && watch.waiting && Date.now() + delay < deadline; delay = Math.min(1_000, 2 * delay)) {

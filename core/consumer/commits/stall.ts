@@ -84,6 +84,11 @@ export class StallGuard {
     return Math.min(this.#stallMs, Math.max(LATE_FLOOR_MS, this.#gapMs + 4 * usual));
   }
 
+  /** Whether the cluster was reported out of reach and has not answered since (a commit now would fail too). */
+  get outage(): boolean {
+    return this.#unreachable;
+  }
+
   /** The current assignment's number: pass it to {@link refused} for a commit sent now. */
   get seq(): number {
     return this.#seq;

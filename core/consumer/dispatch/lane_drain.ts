@@ -85,8 +85,9 @@ function capWait<M>(work: Work<M, Lane<M>>, left: number): void {
  * still run (under `key` ordering a record may wait behind its key while later offsets
  * ran), and records waiting to retry keep their slot and retry before the deadline.
  * `stopped` (a record failed for good): everything queued is dropped, retries too.
- * `keepBelowStarted` false (a revoke the client does not wait for): a draining lane drops
- * every queued record too. Records running now finish. Returns the dropped ones.
+ * `keepBelowStarted` false (a revoke the client does not wait for, a drain while commits do
+ * not land): a draining lane drops every queued record too, retries included. Records
+ * running now finish. Returns the dropped ones.
  */
 export function stopLane<M>(
   lane: Lane<M>,
@@ -96,7 +97,8 @@ export function stopLane<M>(
   ordering: Ordering,
 ): Work<M, Lane<M>>[] {
   if (lane.state === "active" || state === "stopped") lane.state = state;
-  if (state === "draining" && until > lane.drainUntil) lane.drainUntil = until;
+  // A drain that keeps nothing has no time left either: its retries go, and a running record that fails is abandoned.
+  if (state === "draining") lane.drainUntil = keepBelowStarted ? Math.max(lane.drainUntil, until) : 0;
   const dropped: Work<M, Lane<M>>[] = [];
   const left = lane.userPaused ? 0 : drainLeft(lane); // a user-paused lane starts nothing, retries neither
   if (left <= 0) {
