@@ -188,6 +188,10 @@ describe("shutdown while commits are late", () => {
     const tookMs = Date.now() - t0;
     assert.equal(runs.get(5), 1, "the record waiting to retry did not run: nothing it finished could be committed");
     assert.ok(tookMs < 4_000, `the shutdown ended with the grace and the final commit's bound (${tookMs} ms)`);
+    const report = errors.filter((e): e is ShutdownCommitError => e instanceof ShutdownCommitError);
+    assert.equal(report.length, 1, "what it could not commit is reported");
+    assert.equal(report[0].partitions[0].safe, 5, "up to the record waiting to retry, never past it");
+    assert.equal(client.committed.get("t/0"), undefined, "nothing was acknowledged");
     assert.equal(c.state, "stopped");
   });
 });
