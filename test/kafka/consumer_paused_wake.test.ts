@@ -29,7 +29,8 @@ test("KafkaJS: every partition paused by backpressure, fetching goes on once one
     const groupId = unique("paused-hold-group");
     await createTopic(brokers, topic, PARTITIONS);
     // Many small sends: a fetch returns whole record batches, so small ones keep a fetch to a few of them.
-    const producer = kafka(brokers).producer();
+    // Idempotent: a send retried on a topic whose leader is not ready yet is written once.
+    const producer = kafka(brokers).producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     try {
       for (let i = 0; i < RECORDS / PARTITIONS; i += 100) {

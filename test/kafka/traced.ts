@@ -14,7 +14,8 @@ export const headerSpan = (headers: unknown): SpanContext | undefined => trace.g
 /** Produces `n` records (keys k0..k29, values v0..), each from its own producer span; returns each value's trace id. */
 export async function produceTraced(brokers: string, topic: string, n: number): Promise<Map<string, string>> {
   const traces = new Map<string, string>();
-  const producer = kafka(brokers).producer();
+  // Idempotent: a send retried on a topic whose leader is not ready yet is written once (each value once).
+  const producer = kafka(brokers).producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   try {
     await Promise.all(Array.from({ length: n }, (_, i) => {
