@@ -22,7 +22,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createTopic, withBroker } from "../broker/broker.ts";
 import { type Binding, bindings } from "./bindings.ts";
-import { runtime, unique, waitFor } from "./helpers.ts";
+import { runtime, runtimeCommand, unique, waitFor } from "./helpers.ts";
 import { randomSteps, type Step, writeTransactionLog } from "./transaction_log.ts";
 
 const SIX: Step[] = [
@@ -69,12 +69,7 @@ test(`KafkaJS's own read_committed filter hands on a record of an aborted transa
     const topic = unique("aborted-plain");
     await createTopic(brokers, topic, 1);
     await writeTransactionLog(brokers, topic, SIX);
-    const rt = runtime();
-    const [cmd, args] = rt === "deno"
-      ? [process.execPath, ["run", "--allow-all", FIXTURE]]
-      : rt === "bun"
-      ? [process.execPath, [FIXTURE]]
-      : [process.execPath, ["--import", "tsx", FIXTURE]];
+    const [cmd, args] = runtimeCommand(FIXTURE);
     const child = spawn(cmd, args, { env: { ...process.env, KAFKA_BROKERS: brokers, TOPIC: topic, UNTIL: "c1" }, stdio: ["ignore", "pipe", "pipe"] });
     let out = "", err = "";
     child.stdout.on("data", (d) => (out += d));

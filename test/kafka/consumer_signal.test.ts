@@ -14,17 +14,9 @@ import process from "node:process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { committedOffsets, createTopic, produce, withBroker } from "../broker/broker.ts";
-import { asObject, runtime, unique } from "./helpers.ts";
+import { asObject, runtime, runtimeCommand, unique } from "./helpers.ts";
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "signal_consumer.ts");
-
-/** How this runtime runs a TypeScript file. */
-function childCommand(): [string, string[]] {
-  const rt = runtime();
-  if (rt === "deno") return [process.execPath, ["run", "--allow-all", CHILD]];
-  if (rt === "bun") return [process.execPath, [CHILD]];
-  return [process.execPath, ["--import", "tsx", CHILD]];
-}
 
 test(`SIGTERM shuts the ${runtime()} adapter down gracefully and the process exits`, { timeout: 120_000 }, async () => {
   await withBroker(async (brokers) => {
@@ -33,7 +25,7 @@ test(`SIGTERM shuts the ${runtime()} adapter down gracefully and the process exi
     await createTopic(brokers, topic, 3);
     await produce(brokers, topic, Array.from({ length: 20_000 }, (_, i) => ({ key: `k${i % 500}`, value: `${i}` })));
 
-    const [cmd, args] = childCommand();
+    const [cmd, args] = runtimeCommand(CHILD);
     const child = spawn(cmd, args, {
       env: { ...process.env, KAFKA_BROKERS: brokers, TOPIC: topic, GROUP: group },
       stdio: ["ignore", "pipe", "pipe"],

@@ -39,21 +39,13 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { committedOffsets, createTopic, endOffsets, produce, withBroker } from "../broker/broker.ts";
 import { type Binding, bindingsExcept } from "./bindings.ts";
-import { runtime, sleep, unique, waitFor } from "./helpers.ts";
+import { runtime, runtimeCommand, sleep, unique, waitFor } from "./helpers.ts";
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "sigterm_member.ts");
 const RECORDS = 1_800;
 const GRACE_MS = 400;
 /** SIGTERM once the child finished this many records. */
 const SIGNAL_AFTER = 300;
-
-/** How this runtime runs a TypeScript file. */
-function childCommand(): [string, string[]] {
-  const rt = runtime();
-  if (rt === "deno") return [process.execPath, ["run", "--allow-all", CHILD]];
-  if (rt === "bun") return [process.execPath, [CHILD]];
-  return [process.execPath, ["--import", "tsx", CHILD]];
-}
 
 /** What the stopped member's log says. */
 interface MemberLog {
@@ -93,7 +85,7 @@ async function stopAndHandOver(brokers: string, binding: Binding, commit: "eager
   const log = join(dir, "member.log");
   try {
     // The member to stop.
-    const [cmd, args] = childCommand();
+    const [cmd, args] = runtimeCommand(CHILD);
     const child = spawn(cmd, args, {
       env: { ...process.env, KAFKA_BROKERS: brokers, TOPIC: topic, GROUP: group, LOG: log, GRACE_MS: String(GRACE_MS), COMMIT: commit, BINDING: binding.name },
       stdio: ["ignore", "ignore", "pipe"],

@@ -19,6 +19,14 @@ export function runtime(): "node" | "bun" | "deno" {
   return g.Deno ? "deno" : g.Bun ? "bun" : "node";
 }
 
+/** The command that runs the TypeScript file `path` on this runtime (a child process of the same runtime). */
+export function runtimeCommand(path: string): [string, string[]] {
+  const rt = runtime();
+  if (rt === "deno") return [process.execPath, ["run", "--allow-all", path]];
+  if (rt === "bun") return [process.execPath, [path]];
+  return [process.execPath, ["--import", "tsx", path]];
+}
+
 /** A KafkaJS client, logging errors only (KAFKAJS_LOG=debug|info|warn for more). */
 export function kafka(brokers: string): Kafka {
   const level = process.env.KAFKAJS_LOG;

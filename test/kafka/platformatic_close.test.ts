@@ -26,20 +26,12 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createTopic, produce, withBroker } from "../broker/broker.ts";
 import { bindings } from "./bindings.ts";
-import { runtime, unique, waitFor } from "./helpers.ts";
+import { runtimeCommand, unique, waitFor } from "./helpers.ts";
 
 const MEMBER = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "sigterm_member.ts");
 const GRACE_MS = 400;
 /** The binding's bound on the client's close (adapters/platformatic/client.ts). */
 const CLOSE_BOUND_MS = 3_000;
-
-/** How this runtime runs a TypeScript file. */
-function memberCommand(): [string, string[]] {
-  const rt = runtime();
-  if (rt === "deno") return [process.execPath, ["run", "--allow-all", MEMBER]];
-  if (rt === "bun") return [process.execPath, [MEMBER]];
-  return [process.execPath, ["--import", "tsx", MEMBER]];
-}
 
 for (const binding of bindings().filter((b) => b.name === "platformatic")) {
   test(`close during a rebalance that waits for a dead member (${binding.name}): done within the grace and the close bound`, { timeout: 120_000 }, async () => {
@@ -50,7 +42,7 @@ for (const binding of bindings().filter((b) => b.name === "platformatic")) {
       await produce(brokers, topic, Array.from({ length: 400 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })));
       const dir = mkdtempSync(join(tmpdir(), "platformatic-close-"));
       const log = join(dir, "c.log");
-      const [cmd, args] = memberCommand();
+      const [cmd, args] = runtimeCommand(MEMBER);
       const c = spawn(cmd, args, {
         env: { ...process.env, KAFKA_BROKERS: brokers, TOPIC: topic, GROUP: groupId, LOG: log, GRACE_MS: String(GRACE_MS), BINDING: "platformatic" },
         stdio: ["ignore", "ignore", "inherit"],
