@@ -29,7 +29,7 @@ export const FINAL_COMMIT_MIN_MS = 1_000;
 async function beforeDeadline<T>(work: Promise<T>, until: number): Promise<T | "timeout"> {
   const left = sleep(Math.max(0, until - Date.now()));
   try {
-    return await Promise.race([work, left.promise.then(() => "timeout" as const)]);
+    return await Promise.race([work, left.promise]);
   } finally {
     left.cancel();
   }
@@ -81,9 +81,7 @@ export async function drainAndClose<M>(inputs: ShutdownInputs<M>, graceMs: numbe
   // commit's attempts instead.
   if (dispatcher.held) for (const lane of lanes) dispatcher.stopLane(lane, "draining", 0, false);
   dispatcher.pump(); // what the drain kept (records below the highest started offset, retries)
-  const grace = sleep(Math.max(0, until - Date.now()));
-  const outcome = await Promise.race([Promise.all(lanes.map((l) => l.idle())), grace.promise]);
-  grace.cancel();
+  const outcome = await beforeDeadline(Promise.all(lanes.map((l) => l.idle())), until);
   dispatcher.halt();
   if (outcome === "timeout") {
     // Whatever finishes from now on is not counted: the commit reflects the grace's end.
